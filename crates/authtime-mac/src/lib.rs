@@ -1,0 +1,42 @@
+//! Message authentication codes for authenticated time and packet authentication.
+//!
+//! One interface, [`Mac`], for every algorithm the NTP MAC draft
+//! (draft-aanchal4-ntp-mac), RFC 5905, RFC 8573 and seed 004 evaluate, set up once
+//! per key and then used per packet; verification is constant-time. Algorithms
+//! are looked up by their public names ([`Algorithm`], [`new_mac`]); partial
+//! MACs ([`PartialMac`]) wrap any of them; the nonce-based MACs (GMAC,
+//! Poly1305-ChaCha20) get their nonces from a [`NonceSealer`] when the caller does
+//! not manage them. [`md5_kway`] is RFC 1810's interleaved MD5.
+//!
+//! The primitives come from maintained crates (RustCrypto `aes`, `cmac`,
+//! `hmac`, `sha1`, `sha2`, `md-5`, `aes-gcm`, `chacha20`, `poly1305`; `blake3`;
+//! `siphasher`). What is written here by hand: the legacy digest framing, the
+//! partial-MAC selection, the nonce sealer and the K-way MD5 chaining, because no
+//! crate provides them.
+//!
+//! This crate does not parse packets, key files or configuration, and does no I/O.
+
+mod algorithm;
+mod blake3_keyed;
+mod cmac_aes;
+mod error;
+mod gmac;
+mod hmac_family;
+mod key;
+mod legacy;
+mod mac;
+mod md5_kway;
+mod partial;
+mod poly1305_chacha;
+mod sealer;
+mod siphash;
+mod tag;
+
+pub use algorithm::{Algorithm, AlgorithmInfo};
+pub use error::MacError;
+pub use key::{KeyLength, SecretBytes};
+pub use mac::{Mac, MacInput, new_mac};
+pub use md5_kway::{md5, md5_kway};
+pub use partial::{PIECE_LEN, PartialMac, PartialSpec, detection_probability};
+pub use sealer::{NonceSealer, SealedTag, open_sealed};
+pub use tag::{MAX_TAG_LEN, Tag};

@@ -1,0 +1,100 @@
+//! Tags: small fixed buffers compared in constant time.
+
+use core::fmt;
+
+use subtle::ConstantTimeEq;
+
+/// Longest tag of any algorithm in the library (BLAKE3, HMAC-SHA256), in bytes.
+pub const MAX_TAG_LEN: usize = 32;
+
+/// A computed MAC tag. Tags are public wire values, so `Debug` shows them in
+/// hex; equality with another tag is constant-time.
+#[derive(Clone, Copy)]
+pub struct Tag {
+    bytes: [u8; MAX_TAG_LEN],
+    len: u8,
+}
+
+impl Tag {
+    /// An empty tag, for preallocated batch outputs.
+    pub const EMPTY: Tag = Tag {
+        bytes: [0; MAX_TAG_LEN],
+        len: 0,
+    };
+
+    /// Builds a tag from at most [`MAX_TAG_LEN`] bytes; longer input is truncated
+    /// on the left-hand side kept (RFC 2104 section 5 truncation).
+    #[must_use]
+    pub fn from_slice(tag: &[u8]) -> Self {
+        let len = tag.len().min(MAX_TAG_LEN);
+        let mut bytes = [0; MAX_TAG_LEN];
+        bytes[..len].copy_from_slice(&tag[..len]);
+        Self {
+            bytes,
+            len: len as u8,
+        }
+    }
+
+    /// The tag bytes.
+    #[must_use]
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+
+    /// Tag length in bytes.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        usize::from(self.len)
+    }
+
+    /// Whether the tag is empty.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Constant-time comparison with `other` (the length is not secret).
+    #[must_use]
+    pub fn ct_matches(&self, other: &[u8]) -> bool {
+        self.as_bytes().ct_eq(other).into()
+    }
+}
+
+impl PartialEq for Tag {
+    fn eq(&self, other: &Self) -> bool {
+        self.ct_matches(other.as_bytes())
+    }
+}
+
+impl Eq for Tag {}
+
+impl fmt::Debug for Tag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Tag(")?;
+        for b in self.as_bytes() {
+            write!(f, "{b:02x}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+impl AsRef<[u8]> for Tag {
+    fn as_ref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tag_truncates_and_compares() {
+        let t = Tag::from_slice(&[7u8; 40]);
+        assert_eq!(t.len(), MAX_TAG_LEN);
+        assert!(t.ct_matches(&[7u8; 32]));
+        assert!(!t.ct_matches(&[7u8; 31]));
+        assert_ne!(Tag::from_slice(&[1, 2]), Tag::from_slice(&[1, 3]));
+        assert_eq!(format!("{:?}", Tag::from_slice(&[0xab, 0x01])), "Tag(ab01)");
+    }
+}
