@@ -7,23 +7,30 @@
 
 use core::fmt;
 
-use md5::Md5;
 use sha1::{Digest, Sha1};
 
-use crate::{Algorithm, Mac, MacError, SecretBytes, Tag, mac::check_nonce};
+use crate::kernels::md5_lanes::LegacyMd5;
+use crate::kernels::sha_x86::{self, ShaNi};
+use crate::{Algorithm, Isa, Mac, MacError, MacInput, SecretBytes, Tag, mac::check_nonce};
 
 /// MD5(key ‖ message) or SHA-1(key ‖ message).
 pub(crate) struct LegacyDigest {
     algorithm: Algorithm,
     key: SecretBytes,
+    /// SHA-1 with the SHA extensions, when the CPU has them.
+    sha_ni: Option<ShaNi>,
+    /// MD5 with the key absorbed and the lane kernels `isa` allows.
+    md5: Option<LegacyMd5>,
 }
 
 impl LegacyDigest {
     /// `algorithm` is `Md5Legacy` or `Sha1Legacy`; the key length was checked.
-    pub(crate) fn new(algorithm: Algorithm, key: &[u8]) -> Self {
+    pub(crate) fn new(algorithm: Algorithm, key: &[u8], isa: Isa) -> Self {
         Self {
             algorithm,
             key: SecretBytes::new(key),
+            sha_ni: ShaNi::new(isa),
+            md5: (algorithm == Algorithm::Md5Legacy).then(|| LegacyMd5::new(key, isa)),
         }
     }
 }
@@ -40,13 +47,10 @@ impl Mac for LegacyDigest {
     }
     fn compute(&self, nonce: &[u8], message: &[u8]) -> Result<Tag, MacError> {
         check_nonce(self.name(), 0, nonce)?;
-        Ok(if self.algorithm == Algorithm::Md5Legacy {
-            Tag::from_slice(
-                &Md5::new()
-                    .chain_update(self.key.expose())
-                    .chain_update(message)
-                    .finalize(),
-            )
+        Ok(if let Some(md5) = &self.md5 {
+            md5.tag(message)
+        } else if let Some(ni) = self.sha_ni {
+            Tag::from_slice(&sha_x86::sha1_legacy(ni, self.key.expose(), message))
         } else {
             Tag::from_slice(
                 &Sha1::new()
@@ -55,6 +59,32 @@ impl Mac for LegacyDigest {
                     .finalize(),
             )
         })
+    }
+
+    fn compute_many(&self, inputs: &[MacInput<'_>], tags: &mut [Tag]) -> Result<(), MacError> {
+        if let Some(md5) = &self.md5 {
+            return md5.compute_many(self.name(), inputs, tags);
+        }
+        if inputs.len() != tags.len() {
+            return Err(MacError::BatchLength {
+                inputs: inputs.len(),
+                outputs: tags.len(),
+            });
+        }
+        for input in inputs {
+            check_nonce(self.name(), 0, input.nonce)?;
+        }
+        match (self.algorithm, self.sha_ni) {
+            (Algorithm::Sha1Legacy, Some(ni)) => {
+                sha_x86::sha1_legacy_many(ni, self.key.expose(), inputs, tags);
+            }
+            _ => {
+                for (input, tag) in inputs.iter().zip(tags.iter_mut()) {
+                    *tag = self.compute(input.nonce, input.message)?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -22,6 +22,8 @@ mod cmac_aes;
 mod error;
 mod gmac;
 mod hmac_family;
+mod isa;
+mod kernels;
 mod key;
 mod legacy;
 mod mac;
@@ -34,6 +36,7 @@ mod tag;
 
 pub use algorithm::{Algorithm, AlgorithmInfo};
 pub use error::MacError;
+pub use isa::Isa;
 pub use key::{KeyLength, SecretBytes};
 pub use mac::{Mac, MacInput, new_mac};
 pub use md5_kway::{md5, md5_kway};

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::{Algorithm, KeyLength, MacError, Tag};
+use crate::{Algorithm, Isa, KeyLength, MacError, Tag};
 
 /// One message of a batch, with its nonce (empty for algorithms without one).
 #[derive(Debug, Clone, Copy)]
@@ -158,20 +158,29 @@ impl Algorithm {
     /// # Errors
     /// [`MacError::KeyLength`] when the key length is not one the algorithm accepts.
     pub fn new_mac(self, key: &[u8]) -> Result<Box<dyn Mac>, MacError> {
+        self.new_mac_with_isa(key, Isa::current())
+    }
+
+    /// As [`Algorithm::new_mac`], with the kernels restricted to `isa` (tests
+    /// and the lab use this to force the portable paths).
+    ///
+    /// # Errors
+    /// [`MacError::KeyLength`] when the key length is not one the algorithm accepts.
+    pub fn new_mac_with_isa(self, key: &[u8], isa: Isa) -> Result<Box<dyn Mac>, MacError> {
         let info = self.info();
         check_key(info.name, info.key, key)?;
         Ok(match self {
             Self::Md5Legacy | Self::Sha1Legacy => {
-                Box::new(crate::legacy::LegacyDigest::new(self, key))
+                Box::new(crate::legacy::LegacyDigest::new(self, key, isa))
             }
             Self::HmacMd5
             | Self::HmacSha1
             | Self::HmacSha224
             | Self::HmacSha256
             | Self::HmacSha224_128
-            | Self::HmacSha256_128 => Box::new(crate::hmac_family::HmacMac::new(self, key)),
+            | Self::HmacSha256_128 => Box::new(crate::hmac_family::HmacMac::new(self, key, isa)),
             Self::Aes128Cmac | Self::Aes256Cmac => {
-                Box::new(crate::cmac_aes::AesCmac::new(self, key)?)
+                Box::new(crate::cmac_aes::AesCmac::new(self, key, isa)?)
             }
             Self::Aes128Gmac => Box::new(crate::gmac::Aes128Gmac::new(key)?),
             Self::Poly1305ChaCha20 => Box::new(crate::poly1305_chacha::Poly1305ChaCha20::new(key)?),

@@ -1,0 +1,63 @@
+//! Entry points for the fuzz targets in `fuzz/`: each takes arbitrary bytes and
+//! panics only when an invariant of the key-file code breaks.
+
+use crate::{KeyFileFormat, KeySet, write_key_file};
+
+/// Parses `data` as a key file in both formats and the detected one. Whatever
+/// parses must set up as a [`KeySet`], and when it can be written back in its
+/// format, read back to the same keys; no error message may contain a long
+/// word of the input (key material is never echoed).
+pub fn parse_key_file(data: &[u8]) {
+    for format in [None, Some(KeyFileFormat::Ntpd), Some(KeyFileFormat::Chrony)] {
+        match crate::parse_key_file("fuzz.keys", data, format) {
+            Ok(parsed) => {
+                KeySet::from_parsed("fuzz.keys", &parsed).expect("parsed keys set up");
+                let Ok(text) = write_key_file(parsed.format, &parsed.keys) else {
+                    continue;
+                };
+                let again = crate::parse_key_file("again", text.as_bytes(), Some(parsed.format))
+                    .expect("written file parses");
+                assert_eq!(again.keys.len(), parsed.keys.len());
+                for (a, b) in parsed.keys.iter().zip(&again.keys) {
+                    assert_eq!((a.id(), a.key_type()), (b.id(), b.key_type()));
+                    assert_eq!(a.secret().expose(), b.secret().expose());
+                }
+            }
+            Err(e) => {
+                let shown = e.to_string();
+                for word in data.split(u8::is_ascii_whitespace) {
+                    if word.len() >= 16
+                        && let Ok(word) = core::str::from_utf8(word)
+                    {
+                        assert!(!shown.contains(word), "error echoes input: {shown}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn harness_accepts_real_and_random_files() {
+        parse_key_file(b"1 MD5 HEX:00112233445566778899AABBCCDDEEFF\n2 AES128 HEX:00");
+        parse_key_file(b"1 AES 00112233445566778899aabbccddeeff\n# c\n2 M abc");
+        parse_key_file(b"1 MD5 0123456789abcdefXYZ0123456789");
+        let mut x = 0x1234_5678_9abc_def1_u64;
+        let alphabet = b"0123456789 MD5SHA1AES128256HEX:ASCII:#\n\tabcdefxyz!%;";
+        for _ in 0..5_000 {
+            let text: Vec<u8> = (0..80)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    alphabet[(x % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            parse_key_file(&text);
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! authtime's lab: reruns the experiments of the seed documents on this machine,
+//! side by side with real peers measured in the same run (OpenSSL's
+//! `openssl speed` and its per-packet EVP API), and writes a report
+//! (`index.md` with tables next to the seeds' original figures, PNG and SVG
+//! plots, JSON and CSV data).
+//!
+//! Rates are items per CPU-second of the measuring thread, medians over several
+//! runs; cycles come from a calibrated dependent-add clock (see [`cpu_time`]).
+//! This crate measures; it does not assert speed targets (benchmarks are not tests).
+
+use std::{path::PathBuf, time::Instant};
+
+pub mod cpu_time;
+pub mod machine;
+pub mod openssl_evp;
+pub mod openssl_speed;
+pub mod plot;
+pub mod rate;
+pub mod report;
+pub mod section_mac;
+pub mod section_partial;
+pub mod section_rfc1810;
+pub mod section_stack;
+pub mod stats;
+
+/// The sections of the lab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SectionId {
+    /// Seed 000: MACs on NTP packets.
+    Mac,
+    /// Seed 001: RFC 1810, MD5 and K-way MD5.
+    Rfc1810,
+    /// Seed 004: partial MACs.
+    Partial,
+    /// Seed 004: the network stack's cost against the MAC's.
+    Stack,
+}
+
+impl SectionId {
+    /// All sections, in report order.
+    pub const ALL: [SectionId; 4] = [Self::Mac, Self::Rfc1810, Self::Partial, Self::Stack];
+
+    /// The name `--only` takes.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Mac => "mac",
+            Self::Rfc1810 => "rfc1810",
+            Self::Partial => "partial",
+            Self::Stack => "stack",
+        }
+    }
+
+    /// Parses a section name.
+    ///
+    /// # Errors
+    /// A message listing the valid names.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        Self::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| {
+            format!("unknown lab section `{name}` (sections: mac, rfc1810, partial, stack)")
+        })
+    }
+}
+
+/// Reports progress of long runs (to standard error, in the command line).
+pub struct Progress<'a> {
+    sink: Box<dyn FnMut(&str) + 'a>,
+    started: Instant,
+}
+
+impl<'a> Progress<'a> {
+    /// Progress sent to `sink` as one line per step.
+    pub fn new(sink: impl FnMut(&str) + 'a) -> Self {
+        Self { sink: Box::new(sink), started: Instant::now() }
+    }
+
+    /// Progress that goes nowhere.
+    #[must_use]
+    pub fn silent() -> Self {
+        Self::new(|_| {})
+    }
+
+    /// Announces step `done + 1` of `total`.
+    pub fn step(&mut self, what: &str, done: usize, total: usize) {
+        let line = format!("[{:>5.1}s] {what} ({}/{total})", self.started.elapsed().as_secs_f64(), done + 1);
+        (self.sink)(&line);
+    }
+}
+
+/// What `authtime lab` runs.
+#[derive(Debug, Clone)]
+pub struct LabOptions {
+    /// Short runs (the whole lab in under two minutes).
+    pub quick: bool,
+    /// Only this section.
+    pub only: Option<SectionId>,
+    /// Where the report goes.
+    pub out: PathBuf,
+}
+
+/// Runs the selected sections and writes the report into `opts.out`.
+///
+/// # Errors
+/// A one-line reason when a measurement or the report cannot be made.
+pub fn run(opts: &LabOptions, progress: &mut Progress<'_>) -> Result<Vec<report::Section>, String> {
+    progress.step("calibrating the clock", 0, 1);
+    let machine = machine::Machine::describe();
+    let mut sections = Vec::new();
+    for id in SectionId::ALL {
+        if opts.only.is_some_and(|only| only != id) {
+            continue;
+        }
+        let section = match id {
+            SectionId::Mac => {
+                let rows = section_mac::measure_rows(&section_mac::MacOptions::new(opts.quick), progress)?;
+                section_mac::section(&rows, machine.ghz, opts.quick)
+            }
+            SectionId::Rfc1810 => section_rfc1810::run(opts.quick, machine.ghz, progress)?,
+            SectionId::Partial => section_partial::run(opts.quick, machine.ghz, progress)?,
+            SectionId::Stack => section_stack::run(opts.quick, machine.ghz, progress)?,
+        };
+        sections.push(section);
+    }
+    report::write(&opts.out, &machine, &sections, opts.quick)?;
+    Ok(sections)
+}

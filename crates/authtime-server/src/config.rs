@@ -1,0 +1,548 @@
+//! The daemon's TOML configuration: what the file may say, the embedded
+//! defaults, and the validation that turns it into [`Settings`].
+//!
+//! Parsing is strict (`deny_unknown_fields`, kebab-case keys); every value has
+//! an explicit default, so an empty file is the default configuration.
+//! Validation reports every problem at once, each with the dotted path of the
+//! value (`ntp.listen[1]`) that [`crate::config_location`] maps to a line.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use authtime_keys::KeyFileFormat;
+use authtime_proto::{AuthFailurePolicy, RateLimitConfig, ServerConfig};
+use authtime_wire::ReferenceId;
+use serde::Deserialize;
+
+use crate::access::AccessList;
+
+/// The standard NTP port, which the default configuration serves.
+pub const NTP_PORT: u16 = 123;
+
+/// Worker threads per listen address are capped here: more would only add
+/// contention on a machine of any size we know.
+pub const MAX_WORKERS: usize = 256;
+
+/// The whole file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
+pub struct ConfigFile {
+    /// `[ntp]`: what is served and where.
+    pub ntp: NtpSection,
+    /// `[rate-limit]`: per-client token buckets.
+    pub rate_limit: RateLimitSection,
+    /// `[access]`: who may ask.
+    pub access: AccessSection,
+    /// `[metrics]`: the Prometheus endpoint.
+    pub metrics: MetricsSection,
+    /// `[log]`: how much to say.
+    pub log: LogSection,
+}
+
+/// `[ntp]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
+pub struct NtpSection {
+    /// UDP addresses to serve on (`ip:port`, IPv6 in brackets).
+    pub listen: Vec<String>,
+    /// Key file (ntpd `ntp.keys` or chrony `chrony.keys`), relative to the
+    /// configuration file. None: no keys, so only plain NTP is answered.
+    pub keys: Option<PathBuf>,
+    /// `auto` (detect), `chrony` or `ntpd`.
+    pub key_format: String,
+    /// Stratum served (1 to 15).
+    pub stratum: u8,
+    /// Reference id served: up to 4 ASCII characters (`LOCL`, `GPS`) or an IPv4 address.
+    pub reference_id: String,
+    /// `drop` (as chrony) or `crypto-nak` (as ntpd) for failed authentication.
+    pub auth_failure: String,
+    /// Drop requests without a MAC.
+    pub require_auth: bool,
+    /// Worker threads per listen address, each with its own socket; 0 = one per CPU.
+    pub workers: usize,
+}
+
+impl Default for NtpSection {
+    fn default() -> Self {
+        Self {
+            listen: vec![
+                format!("0.0.0.0:{NTP_PORT}"),
+                format!("[::]:{NTP_PORT}"),
+            ],
+            keys: None,
+            key_format: "auto".into(),
+            stratum: 2,
+            reference_id: "LOCL".into(),
+            auth_failure: "drop".into(),
+            require_auth: false,
+            workers: 0,
+        }
+    }
+}
+
+/// `[rate-limit]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
+pub struct RateLimitSection {
+    /// Whether clients are rate limited at all.
+    pub enabled: bool,
+    /// Sustained requests per second per client.
+    pub rate: f64,
+    /// Requests a client may send at once after being idle.
+    pub burst: f64,
+    /// Shortest interval between two RATE kisses to one client, in seconds.
+    pub kiss_interval: f64,
+    /// Buckets in the table (memory is fixed: about 48 bytes each).
+    pub table_size: usize,
+    /// Leading bits of an IPv6 address that identify one client.
+    pub ipv6_prefix: u8,
+}
+
+impl Default for RateLimitSection {
+    fn default() -> Self {
+        let d = RateLimitConfig::default();
+        Self {
+            enabled: true,
+            rate: d.rate,
+            burst: d.burst,
+            kiss_interval: d.kiss_interval_ns as f64 / 1e9,
+            table_size: d.table_size,
+            ipv6_prefix: d.ipv6_prefix_len,
+        }
+    }
+}
+
+/// `[access]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
+pub struct AccessSection {
+    /// Networks (CIDR, or single addresses) allowed; empty = everyone.
+    pub allow: Vec<String>,
+    /// Networks denied, even inside an allowed one.
+    pub deny: Vec<String>,
+}
+
+/// `[metrics]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
+pub struct MetricsSection {
+    /// Address of the Prometheus endpoint (`127.0.0.1:9123`); none = no endpoint.
+    pub listen: Option<String>,
+}
+
+/// `[log]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
+pub struct LogSection {
+    /// `error`, `warn`, `info`, `debug` or `trace`.
+    pub level: String,
+}
+
+impl Default for LogSection {
+    fn default() -> Self {
+        Self {
+            level: "info".into(),
+        }
+    }
+}
+
+/// Where the keys come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeySource {
+    /// The key file.
+    pub path: PathBuf,
+    /// Its format, or `None` to detect it.
+    pub format: Option<KeyFileFormat>,
+}
+
+/// A validated configuration, ready to start a server from.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Addresses to serve on.
+    pub listen: Vec<SocketAddr>,
+    /// Whether `listen` is the built-in default (then an address family the
+    /// machine lacks, such as IPv6, is skipped with a warning).
+    pub listen_is_default: bool,
+    /// The key file, if any.
+    pub keys: Option<KeySource>,
+    /// What replies say and how failed authentication is treated.
+    pub server: ServerConfig,
+    /// Worker threads per listen address (resolved: never 0).
+    pub workers: usize,
+    /// Per-client limits, or `None` when rate limiting is off.
+    pub rate_limit: Option<RateLimitConfig>,
+    /// Allow and deny lists.
+    pub access: AccessList,
+    /// The metrics endpoint, if any.
+    pub metrics: Option<SocketAddr>,
+    /// Most verbose log level shown.
+    pub log_level: tracing::Level,
+}
+
+impl Default for Settings {
+    /// The embedded defaults: the standard port on every IPv4 and IPv6
+    /// address, no keys, rate limiting on, no metrics endpoint.
+    fn default() -> Self {
+        match ConfigFile::default().validate(None) {
+            Ok(settings) => settings,
+            // The defaults are checked by a unit test; this arm is never taken.
+            Err(_) => unreachable!("the embedded defaults are valid"),
+        }
+    }
+}
+
+/// One thing wrong with a configuration, at a dotted path (`ntp.listen[1]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Where: the section, key and array index.
+    pub path: String,
+    /// What.
+    pub message: String,
+}
+
+impl Problem {
+    fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl ConfigFile {
+    /// Parses the text of a configuration file.
+    ///
+    /// # Errors
+    /// The TOML parser's error (with its byte span): bad syntax, an unknown
+    /// key, a value of the wrong type.
+    pub fn parse(text: &str) -> Result<Self, toml::de::Error> {
+        toml::from_str(text)
+    }
+
+    /// Checks every value and resolves them into [`Settings`]. A relative key
+    /// file path is taken relative to `config_dir` (the configuration file's
+    /// directory), or to the working directory when there is none.
+    ///
+    /// # Errors
+    /// Every problem found, in file order.
+    pub fn validate(&self, config_dir: Option<&Path>) -> Result<Settings, Vec<Problem>> {
+        let mut problems = Vec::new();
+        let listen = self.validate_listen(&mut problems);
+        let keys = self.validate_keys(config_dir, &mut problems);
+        let server = self.validate_server(&mut problems);
+        let workers = match self.ntp.workers {
+            0 => std::thread::available_parallelism().map_or(1, usize::from),
+            n if n > MAX_WORKERS => {
+                problems.push(Problem::new(
+                    "ntp.workers",
+                    format!("{n} workers is more than the {MAX_WORKERS} allowed"),
+                ));
+                1
+            }
+            n => n,
+        };
+        let rate_limit = self.rate_limit.validate(&mut problems);
+        let access = validate_access(&self.access, &mut problems);
+        let metrics = self.metrics.listen.as_deref().and_then(|text| {
+            parse_socket_addr(text)
+                .map_err(|message| problems.push(Problem::new("metrics.listen", message)))
+                .ok()
+        });
+        let log_level = self.log.level.parse().unwrap_or_else(|_| {
+            problems.push(Problem::new(
+                "log.level",
+                format!(
+                    "unknown level `{}` (error, warn, info, debug or trace)",
+                    self.log.level
+                ),
+            ));
+            tracing::Level::INFO
+        });
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        Ok(Settings {
+            listen_is_default: self.ntp.listen == NtpSection::default().listen,
+            listen,
+            keys,
+            server,
+            workers,
+            rate_limit,
+            access,
+            metrics,
+            log_level,
+        })
+    }
+
+    fn validate_listen(&self, problems: &mut Vec<Problem>) -> Vec<SocketAddr> {
+        if self.ntp.listen.is_empty() {
+            problems.push(Problem::new(
+                "ntp.listen",
+                "no address to listen on (for example [\"127.0.0.1:11123\"])",
+            ));
+        }
+        let mut listen = Vec::new();
+        for (i, text) in self.ntp.listen.iter().enumerate() {
+            match parse_socket_addr(text) {
+                Ok(addr) if listen.contains(&addr) => problems.push(Problem::new(
+                    format!("ntp.listen[{i}]"),
+                    format!("{addr} is listed twice"),
+                )),
+                Ok(addr) => listen.push(addr),
+                Err(message) => problems.push(Problem::new(format!("ntp.listen[{i}]"), message)),
+            }
+        }
+        listen
+    }
+
+    fn validate_keys(
+        &self,
+        config_dir: Option<&Path>,
+        problems: &mut Vec<Problem>,
+    ) -> Option<KeySource> {
+        let format = match self.ntp.key_format.as_str() {
+            "auto" => None,
+            name => KeyFileFormat::from_name(name).or_else(|| {
+                problems.push(Problem::new(
+                    "ntp.key-format",
+                    format!("unknown key file format `{name}` (auto, chrony or ntpd)"),
+                ));
+                None
+            }),
+        };
+        let path = self.ntp.keys.as_ref()?;
+        if path.as_os_str().is_empty() {
+            problems.push(Problem::new("ntp.keys", "the key file name is empty"));
+            return None;
+        }
+        let path = match config_dir {
+            Some(dir) if path.is_relative() => dir.join(path),
+            _ => path.clone(),
+        };
+        Some(KeySource { path, format })
+    }
+
+    fn validate_server(&self, problems: &mut Vec<Problem>) -> ServerConfig {
+        let ntp = &self.ntp;
+        let auth_failure = match ntp.auth_failure.as_str() {
+            "drop" => AuthFailurePolicy::Drop,
+            "crypto-nak" => AuthFailurePolicy::CryptoNak,
+            other => {
+                problems.push(Problem::new(
+                    "ntp.auth-failure",
+                    format!("unknown policy `{other}` (drop or crypto-nak)"),
+                ));
+                AuthFailurePolicy::Drop
+            }
+        };
+        let reference_id = parse_reference_id(&ntp.reference_id).unwrap_or_else(|message| {
+            problems.push(Problem::new("ntp.reference-id", message));
+            ReferenceId::from_ascii(*b"LOCL")
+        });
+        let server = ServerConfig {
+            stratum: ntp.stratum,
+            reference_id,
+            auth_failure,
+            require_authentication: ntp.require_auth,
+            ..ServerConfig::default()
+        };
+        if let Err(e) = server.check() {
+            problems.push(Problem::new("ntp.stratum", e.to_string()));
+        }
+        server
+    }
+}
+
+impl RateLimitSection {
+    fn validate(&self, problems: &mut Vec<Problem>) -> Option<RateLimitConfig> {
+        let before = problems.len();
+        let mut check = |ok: bool, key: &str, message: String| {
+            if !ok {
+                problems.push(Problem::new(format!("rate-limit.{key}"), message));
+            }
+        };
+        check(
+            self.rate.is_finite() && self.rate > 0.0,
+            "rate",
+            format!("{} requests per second must be above 0", self.rate),
+        );
+        check(
+            self.burst.is_finite() && self.burst >= 1.0,
+            "burst",
+            format!("a burst of {} must be at least 1", self.burst),
+        );
+        check(
+            self.kiss_interval.is_finite() && (0.0..=86_400.0).contains(&self.kiss_interval),
+            "kiss-interval",
+            format!("{} s must be 0 to 86400", self.kiss_interval),
+        );
+        check(
+            (1..=1 << 24).contains(&self.table_size),
+            "table-size",
+            format!("{} buckets must be 1 to 16777216", self.table_size),
+        );
+        check(
+            self.ipv6_prefix <= 128,
+            "ipv6-prefix",
+            format!("a prefix of {} bits is longer than 128", self.ipv6_prefix),
+        );
+        if problems.len() > before || !self.enabled {
+            return None;
+        }
+        Some(RateLimitConfig {
+            rate: self.rate,
+            burst: self.burst,
+            kiss_interval_ns: (self.kiss_interval * 1e9) as u64,
+            table_size: self.table_size,
+            ipv6_prefix_len: self.ipv6_prefix,
+        })
+    }
+}
+
+fn validate_access(section: &AccessSection, problems: &mut Vec<Problem>) -> AccessList {
+    let mut parse_all = |key: &str, list: &[String]| {
+        let mut nets = Vec::new();
+        for (i, text) in list.iter().enumerate() {
+            match crate::access::parse_network(text) {
+                Ok(net) => nets.push(net),
+                Err(message) => problems.push(Problem::new(format!("access.{key}[{i}]"), message)),
+            }
+        }
+        nets
+    };
+    let allow = parse_all("allow", &section.allow);
+    let deny = parse_all("deny", &section.deny);
+    AccessList::new(allow, deny)
+}
+
+/// Parses `ip:port` (IPv6 in brackets), with a hint in the error.
+///
+/// # Errors
+/// A message quoting the text.
+pub fn parse_socket_addr(text: &str) -> Result<SocketAddr, String> {
+    text.trim().parse().map_err(|_| {
+        format!(
+            "`{text}` is not an address with a port (for example 127.0.0.1:11123 or [::1]:11123)"
+        )
+    })
+}
+
+/// A reference id from up to 4 printable ASCII characters or an IPv4 address.
+fn parse_reference_id(text: &str) -> Result<ReferenceId, String> {
+    if let Ok(v4) = text.parse() {
+        return Ok(ReferenceId::from_ipv4(v4));
+    }
+    if text.is_empty() || text.len() > 4 || !text.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!(
+            "`{text}` is neither 1 to 4 printable ASCII characters nor an IPv4 address"
+        ));
+    }
+    let mut id = [0u8; 4];
+    id[..text.len()].copy_from_slice(text.as_bytes());
+    Ok(ReferenceId::from_ascii(id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(text: &str) -> Vec<Problem> {
+        ConfigFile::parse(text)
+            .expect("parses")
+            .validate(None)
+            .expect_err("invalid")
+    }
+
+    #[test]
+    fn empty_file_is_the_default_and_serves_the_standard_port() {
+        let settings = ConfigFile::parse("")
+            .expect("parses")
+            .validate(None)
+            .expect("valid");
+        assert!(settings.listen_is_default);
+        assert_eq!(
+            settings.listen,
+            [
+                "0.0.0.0:123".parse::<SocketAddr>().expect("addr"),
+                "[::]:123".parse().expect("addr")
+            ]
+        );
+        assert!(settings.keys.is_none() && settings.metrics.is_none());
+        assert!(settings.workers >= 1);
+        assert_eq!(settings.rate_limit, Some(RateLimitConfig::default()));
+        assert_eq!(settings.server, ServerConfig::default());
+        assert_eq!(Settings::default().listen, settings.listen);
+    }
+
+    #[test]
+    fn unknown_keys_and_wrong_types_are_parse_errors_with_a_span() {
+        for text in [
+            "[ntp]\nlisten = [\"127.0.0.1:1\"]\nstratm = 3\n",
+            "[ntp]\nstratum = \"two\"\n",
+            "[nope]\n",
+        ] {
+            let err = ConfigFile::parse(text).expect_err(text);
+            assert!(err.span().is_some(), "{err}");
+        }
+    }
+
+    #[test]
+    fn every_problem_is_reported_with_its_path() {
+        let found = problems(
+            "[ntp]\nlisten = [\"127.0.0.1:11123\", \"localhost\", \"127.0.0.1:11123\"]\n\
+             stratum = 16\nauth-failure = \"nak\"\nkey-format = \"pem\"\nreference-id = \"TOOLONG\"\n\
+             [rate-limit]\nrate = 0\nburst = 0.5\n\
+             [access]\nallow = [\"10.0.0.0/33\"]\ndeny = [\"::1\", \"x\"]\n\
+             [metrics]\nlisten = \"9123\"\n[log]\nlevel = \"loud\"\n",
+        );
+        let paths: Vec<&str> = found.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "ntp.listen[1]",
+                "ntp.listen[2]",
+                "ntp.key-format",
+                "ntp.auth-failure",
+                "ntp.reference-id",
+                "ntp.stratum",
+                "rate-limit.rate",
+                "rate-limit.burst",
+                "access.allow[0]",
+                "access.deny[1]",
+                "metrics.listen",
+                "log.level",
+            ]
+        );
+        assert!(found[0].message.contains("127.0.0.1:11123"), "{found:?}");
+    }
+
+    #[test]
+    fn relative_key_files_are_found_next_to_the_config() {
+        let settings = ConfigFile::parse(
+            "[ntp]\nlisten = [\"[::1]:11123\"]\nkeys = \"ntp.keys\"\nkey-format = \"chrony\"\n\
+             workers = 3\n[rate-limit]\nenabled = false\n[metrics]\nlisten = \"127.0.0.1:9123\"\n",
+        )
+        .expect("parses")
+        .validate(Some(Path::new("/etc/authtime")))
+        .expect("valid");
+        assert_eq!(
+            settings.keys,
+            Some(KeySource {
+                path: PathBuf::from("/etc/authtime/ntp.keys"),
+                format: Some(KeyFileFormat::Chrony)
+            })
+        );
+        assert_eq!(settings.workers, 3);
+        assert!(!settings.listen_is_default);
+        assert_eq!(settings.rate_limit, None);
+        assert_eq!(settings.metrics, Some("127.0.0.1:9123".parse().expect("addr")));
+    }
+
+    #[test]
+    fn reference_ids_are_text_or_ipv4() {
+        assert_eq!(parse_reference_id("GPS").expect("ok").0, *b"GPS\0");
+        assert_eq!(parse_reference_id("192.0.2.1").expect("ok").0, [192, 0, 2, 1]);
+        assert!(parse_reference_id("").is_err());
+        assert!(parse_reference_id("A B").is_err());
+    }
+}

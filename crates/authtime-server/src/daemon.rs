@@ -1,0 +1,314 @@
+//! Starting and stopping the server: keys, sockets, worker threads, the
+//! metrics endpoint, and the signals that reload keys or stop it all.
+
+use std::fmt;
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use authtime_keys::{KeyFileError, KeyFileWarning};
+use authtime_proto::Server;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+
+use crate::client_limiter::ClientLimiter;
+use crate::config::Settings;
+use crate::key_store::KeyStore;
+use crate::metrics::Metrics;
+use crate::worker::{self, Shared};
+use crate::{metrics_http, sockets};
+
+/// Why the server did not start.
+#[non_exhaustive]
+#[derive(Debug)]
+pub enum StartError {
+    /// The key file cannot be read or has a malformed line.
+    Keys(KeyFileError),
+    /// A listen address cannot be bound.
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The system's reason.
+        source: io::Error,
+    },
+    /// The metrics address cannot be bound.
+    Metrics {
+        /// The address.
+        addr: SocketAddr,
+        /// The system's reason.
+        source: io::Error,
+    },
+    /// No random bytes for the rate limiter's hash key, or no thread.
+    System(io::Error),
+}
+
+impl StartError {
+    /// Whether a listen address needed privileges this process lacks.
+    #[must_use]
+    pub fn is_permission_denied(&self) -> bool {
+        matches!(self, Self::Bind { source, .. } if source.kind() == io::ErrorKind::PermissionDenied)
+    }
+}
+
+const PORT_HINT: &str = "choose another port with --listen 127.0.0.1:11123 or with `listen` in \
+                         the [ntp] section of the configuration file";
+
+impl fmt::Display for StartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Keys(e) => write!(f, "keys: {e}"),
+            Self::Bind { addr, source } if source.kind() == io::ErrorKind::PermissionDenied => {
+                write!(
+                    f,
+                    "cannot listen on {addr}: permission denied (ports below 1024 need root or \
+                     CAP_NET_BIND_SERVICE); {PORT_HINT}"
+                )
+            }
+            Self::Bind { addr, source } if source.kind() == io::ErrorKind::AddrInUse => write!(
+                f,
+                "cannot listen on {addr}: address in use (is another NTP server such as chronyd \
+                 or ntpd running?); {PORT_HINT}"
+            ),
+            Self::Bind { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
+            Self::Metrics { addr, source } => {
+                write!(f, "cannot serve metrics on {addr}: {source}")
+            }
+            Self::System(e) => write!(f, "cannot start: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for StartError {}
+
+/// A running server. Dropping it stops it (see [`Running::shutdown`]).
+#[derive(Debug)]
+pub struct Running {
+    listen: Vec<SocketAddr>,
+    metrics_addr: Option<SocketAddr>,
+    kernel_timestamps: bool,
+    workers_per_address: usize,
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+    keys: Arc<KeyStore>,
+    metrics: Arc<Metrics>,
+}
+
+/// Starts serving as `settings` say: loads the keys, binds every address
+/// (skipping, with a warning, a default address whose family the machine
+/// lacks), starts the workers and the metrics endpoint.
+///
+/// # Errors
+/// Keys, an address or the metrics address that cannot be used.
+pub fn start(settings: &Settings) -> Result<Running, StartError> {
+    let (keys, warnings) = KeyStore::load(settings.keys.clone()).map_err(StartError::Keys)?;
+    log_key_warnings(&warnings);
+    let keys = Arc::new(keys);
+    let metrics = Arc::new(Metrics::default());
+    metrics
+        .keys_loaded
+        .store(keys.current().len() as u64, Ordering::Relaxed);
+
+    let mut groups: Vec<(SocketAddr, Vec<UdpSocket>)> = Vec::new();
+    let mut kernel_timestamps = true;
+    for &addr in &settings.listen {
+        match sockets::bind_group(addr, settings.workers) {
+            Ok((bound, sockets, timestamps)) => {
+                kernel_timestamps &= timestamps;
+                groups.push((bound, sockets));
+            }
+            Err(e) if settings.listen_is_default && family_unavailable(&e) => {
+                tracing::warn!(%addr, error = %e, "address family unavailable; not listening there");
+            }
+            Err(source) => return Err(StartError::Bind { addr, source }),
+        }
+    }
+    if groups.is_empty() {
+        return Err(StartError::System(io::Error::other("no address to listen on")));
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let limiter = match settings.rate_limit {
+        Some(config) => {
+            let mut hash_key = [0u8; 32];
+            getrandom::fill(&mut hash_key).map_err(|e| StartError::System(io::Error::other(e)))?;
+            Some(ClientLimiter::new(config, 4 * settings.workers, hash_key))
+        }
+        None => None,
+    };
+    let shared = Arc::new(Shared {
+        server: Server::new(settings.server),
+        keys: Arc::clone(&keys),
+        limiter,
+        access: settings.access.clone(),
+        stop: Arc::clone(&stop),
+        started: Instant::now(),
+    });
+    let mut running = Running {
+        listen: groups.iter().map(|(addr, _)| *addr).collect(),
+        metrics_addr: None,
+        kernel_timestamps,
+        workers_per_address: settings.workers,
+        stop: Arc::clone(&stop),
+        threads: Vec::new(),
+        keys,
+        metrics: Arc::clone(&metrics),
+    };
+    for (addr, sockets) in groups {
+        for (i, socket) in sockets.into_iter().enumerate() {
+            let shared = Arc::clone(&shared);
+            let counters = metrics.add_worker();
+            let thread = std::thread::Builder::new()
+                .name(format!("ntp-{addr}-{i}"))
+                .spawn(move || worker::run(&socket, &shared, &counters))
+                .map_err(StartError::System)?;
+            running.threads.push(thread);
+        }
+    }
+    if let Some(addr) = settings.metrics {
+        let (bound, thread) = metrics_http::spawn(addr, Arc::clone(&metrics), Arc::clone(&stop))
+            .map_err(|source| StartError::Metrics { addr, source })?;
+        running.metrics_addr = Some(bound);
+        running.threads.push(thread);
+    }
+    tracing::info!(
+        listen = ?running.listen,
+        workers_per_address = settings.workers,
+        kernel_timestamps,
+        keys = running.keys.current().len(),
+        metrics = ?running.metrics_addr,
+        "serving NTP"
+    );
+    Ok(running)
+}
+
+fn family_unavailable(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::AddrNotAvailable
+        || e.raw_os_error() == Some(libc::EAFNOSUPPORT)
+        || e.raw_os_error() == Some(libc::EADDRNOTAVAIL)
+}
+
+fn log_key_warnings(warnings: &[KeyFileWarning]) {
+    for w in warnings {
+        tracing::warn!("{w}");
+    }
+}
+
+impl Running {
+    /// The addresses served (ports resolved when 0 was asked for).
+    #[must_use]
+    pub fn listen_addrs(&self) -> &[SocketAddr] {
+        &self.listen
+    }
+
+    /// The metrics endpoint, if any.
+    #[must_use]
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
+    }
+
+    /// Whether every socket got kernel receive timestamps (otherwise the
+    /// clock is read right after each batch is received).
+    #[must_use]
+    pub fn kernel_timestamps(&self) -> bool {
+        self.kernel_timestamps
+    }
+
+    /// Worker threads (and sockets) per listen address.
+    #[must_use]
+    pub fn workers_per_address(&self) -> usize {
+        self.workers_per_address
+    }
+
+    /// The counters.
+    #[must_use]
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Reads the key file again; on success the workers use the new keys from
+    /// their next batch, on failure the old keys stay. Logs either way.
+    ///
+    /// # Errors
+    /// The file cannot be read or has a malformed line.
+    pub fn reload_keys(&self) -> Result<usize, KeyFileError> {
+        match self.keys.reload() {
+            Ok((count, warnings)) => {
+                log_key_warnings(&warnings);
+                self.metrics.reloads_ok.fetch_add(1, Ordering::Relaxed);
+                self.metrics
+                    .keys_loaded
+                    .store(count as u64, Ordering::Relaxed);
+                tracing::info!(keys = count, "keys reloaded");
+                Ok(count)
+            }
+            Err(e) => {
+                self.metrics.reloads_failed.fetch_add(1, Ordering::Relaxed);
+                tracing::error!("key reload failed, keeping the old keys: {e}");
+                Err(e)
+            }
+        }
+    }
+
+    /// Serves until SIGTERM or SIGINT, reloading keys on SIGHUP, then stops
+    /// the workers and returns.
+    pub fn serve_until_signalled(self, mut signals: Signals) {
+        for signal in signals.0.forever() {
+            match signal {
+                SIGHUP => {
+                    if self.keys.source().is_none() {
+                        tracing::info!("SIGHUP: no key file configured, nothing to reload");
+                    } else {
+                        let _ = self.reload_keys();
+                    }
+                }
+                _ => {
+                    tracing::info!(signal, "stopping");
+                    break;
+                }
+            }
+        }
+        self.shutdown();
+    }
+
+    /// Stops the workers and the metrics endpoint and waits for them (each
+    /// notices within its receive timeout, 100 ms).
+    pub fn shutdown(mut self) {
+        self.stop_and_join();
+        tracing::info!("stopped");
+    }
+
+    fn stop_and_join(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop_and_join();
+    }
+}
+
+/// SIGTERM, SIGINT and SIGHUP, caught from the moment [`Signals::install`]
+/// returns (install them before starting, so that none is missed).
+pub struct Signals(signal_hook::iterator::Signals);
+
+impl fmt::Debug for Signals {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Signals(TERM, INT, HUP)")
+    }
+}
+
+impl Signals {
+    /// Catches the signals.
+    ///
+    /// # Errors
+    /// The handlers cannot be installed.
+    pub fn install() -> io::Result<Self> {
+        signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]).map(Self)
+    }
+}

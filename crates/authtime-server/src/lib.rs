@@ -1,0 +1,45 @@
+//! authtime's NTP server runtime: everything between the sans-IO server of
+//! `authtime-proto` and the operating system.
+//!
+//! - [`ConfigFile`]: the TOML configuration (`deny_unknown_fields`, kebab-case,
+//!   explicit defaults) and its validation into [`Settings`], each problem at a
+//!   dotted path that [`config_location::locate`] turns into a line.
+//! - [`start`]: binds one `SO_REUSEPORT` UDP socket per worker thread and
+//!   listen address, and serves: `recvmmsg` batches of up to 32 datagrams with
+//!   kernel receive timestamps (`SO_TIMESTAMPNS`; the clock read right after
+//!   the receive otherwise), access lists, the shared per-client rate limiter
+//!   (RATE Kiss-o'-Death), MAC verification and signing through
+//!   `Server::handle_batch`, and `sendmmsg` for the replies. Buffers are
+//!   allocated when a worker starts; nothing is allocated per packet.
+//! - [`Metrics`]: counters rendered for Prometheus on a minimal HTTP endpoint.
+//! - [`Running::serve_until_signalled`]: SIGHUP reloads the key file (a file
+//!   that fails to load leaves the old keys in place), SIGTERM and SIGINT stop.
+//!
+//! Logs go through `tracing`; nothing a peer sends is logged above debug
+//! level. The system clock is read here ([`clock`]) and nowhere below. This
+//! crate does not discipline the clock: it serves the system clock as it is,
+//! at the configured stratum. Linux only (`recvmmsg`, `SO_TIMESTAMPNS`); the
+//! unsafe code is confined to the `mmsg` module.
+
+pub mod access;
+pub mod client_limiter;
+pub mod clock;
+pub mod config;
+pub mod config_location;
+mod daemon;
+mod key_store;
+pub mod metrics;
+mod metrics_http;
+#[expect(
+    unsafe_code,
+    reason = "recvmmsg, sendmmsg and control messages are FFI; each block has a SAFETY comment"
+)]
+mod mmsg;
+mod sockets;
+mod worker;
+
+pub use access::AccessList;
+pub use config::{ConfigFile, KeySource, Problem, Settings};
+pub use daemon::{Running, Signals, StartError, start};
+pub use key_store::KeyStore;
+pub use metrics::Metrics;

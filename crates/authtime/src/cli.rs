@@ -1,0 +1,470 @@
+//! The command line as clap definitions: every subcommand, flag and help text.
+//!
+//! Arguments are kept as the user typed them (strings) and parsed by the
+//! commands, not by clap value parsers: clap's "invalid value" errors repeat the
+//! value, and a key must never be repeated in an error message.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::secret_arg::SecretArg;
+
+/// authtime: authenticated network time and fast packet authentication.
+#[derive(Debug, Parser)]
+#[command(
+    name = "authtime",
+    version,
+    propagate_version = true,
+    after_help = "Exit codes: 0 success, 1 a check said no (tag does not match), \
+                  2 bad usage or bad input.\n\n\
+                  Examples:\n  authtime mac list\n  \
+                  printf abc | authtime hash --alg md5"
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compute, verify and list message authentication codes.
+    #[command(subcommand)]
+    Mac(MacCommand),
+    /// Hash a message with MD5 or with RFC 1810's K-way interleaved MD5.
+    #[command(
+        after_help = "The message is read as raw bytes from --in FILE or from \
+                            standard input; the digest is printed in lowercase hex.\n\n\
+                            Examples:\n  \
+                            printf abc | authtime hash --alg md5\n  \
+                            authtime hash --alg md5-kway4 --in packet.bin"
+    )]
+    Hash(HashArgs),
+    /// Rerun the experiments of the seed documents and write a report.
+    #[command(
+        after_help = "Sections: mac (seed 000: MACs on NTP packets vs OpenSSL), rfc1810 (seed 001: \
+                      MD5 and K-way MD5 in and out of cache), partial (seed 004: partial MACs, cost \
+                      and detection), stack (seed 004: kernel path vs MAC cost). The report is \
+                      DIR/index.md with PNG and SVG plots, one JSON file per section and one CSV \
+                      file per table. Progress goes to standard error.\n\n\
+                      Examples:\n  authtime lab --quick --out lab-out\n  \
+                      authtime lab --only mac --out lab-out"
+    )]
+    Lab(LabArgs),
+    /// Quick benchmarks of this machine.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+    /// Serve NTP (plain and symmetric-key authenticated) until SIGTERM.
+    #[command(after_help = SERVE_HELP)]
+    Serve(ServeArgs),
+    /// Work with `authtime serve` configuration files.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Ask an NTP server for the time, optionally authenticated with a symmetric key.
+    #[command(after_help = QUERY_HELP)]
+    Query(QueryArgs),
+    /// Write a new key file that chrony, ntpd and NTPsec read.
+    #[command(after_help = KEYGEN_HELP)]
+    Keygen(KeygenArgs),
+    /// Load generators.
+    #[command(subcommand)]
+    Load(LoadCommand),
+}
+
+const SERVE_HELP: &str = "Without --config, serves on the standard port 123 of every IPv4 and \
+     IPv6 address with the embedded defaults (no keys: plain NTP; rate limiting on; no metrics). \
+     Port 123 needs root or CAP_NET_BIND_SERVICE; elsewhere use --listen 127.0.0.1:11123. \
+     --listen, --keys and --metrics replace the configuration file's values. The clock served is \
+     the system clock. SIGHUP reloads the key file (a bad file keeps the old keys); SIGTERM and \
+     SIGINT stop the server (exit 0). Logs go to standard error.\n\n\
+     Examples:\n  authtime serve --listen 127.0.0.1:11123\n  \
+     authtime serve --config examples/authtime.toml\n  \
+     authtime serve --listen [::1]:11123 --keys ntp.keys --metrics 127.0.0.1:9123";
+
+const QUERY_HELP: &str = "Prints one line per reply: offset and delay in seconds, stratum, \
+     reference id, leap indicator, and how the reply was authenticated. With --key-file and \
+     --key-id the request carries a MAC and only replies whose MAC verifies count. When a keyed \
+     request gets no answer, one plain request is sent to tell a refused key from a silent \
+     server.\n\n\
+     Exit codes: 0 every query got a valid reply (authenticated, when a key was given); \
+     1 authentication failed (bad or missing MAC in the reply, crypto-NAK, or the server answers \
+     plain requests but not keyed ones); 2 bad usage or bad input (key file, key id, host); \
+     3 no usable reply (no answer within --timeout, Kiss-o'-Death, unsynchronized server). \
+     With several queries the first of 1, 3 in that order wins.\n\n\
+     Examples:\n  authtime query 127.0.0.1:11123\n  \
+     authtime query ntp.example.net --key-file ntp.keys --key-id 1 --count 4 --json";
+
+const KEYGEN_HELP: &str = "Keys come from the operating system's random generator. The file is \
+     created with mode 0600 and never overwritten; without --out the keys go to standard output. \
+     Hash keys (md5, sha1, sha256) are 20 random bytes, AES keys 16 or 32. ntpd files hold key \
+     ids up to 65535; ntpd 4.2.8 does not read aes256.\n\n\
+     Examples:\n  authtime keygen --format chrony --type aes128 --count 4 --out chrony.keys\n  \
+     authtime keygen --format ntpd --type sha1";
+
+/// Arguments of `authtime serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// TOML configuration file (see examples/authtime.toml).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// UDP address to serve on, `IP:PORT` (repeat for several; replaces the file's list).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Vec<String>,
+    /// Key file, ntpd or chrony format (replaces the file's).
+    #[arg(long, value_name = "FILE")]
+    pub keys: Option<PathBuf>,
+    /// Serve Prometheus metrics on this address, `IP:PORT` (replaces the file's).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
+    /// Worker threads per address (0: one per CPU; replaces the file's).
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+}
+
+/// `authtime config ...`.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Check a configuration file (and the key file it names): prints "ok", or
+    /// each problem as FILE:LINE:COLUMN: message.
+    #[command(
+        after_help = "Exit codes: 0 valid, 2 invalid or unreadable. Warnings (a key file others \
+                      can read, short keys) go to standard error and do not fail the check.\n\n\
+                      Example:\n  authtime config check examples/authtime.toml"
+    )]
+    Check(ConfigCheckArgs),
+}
+
+/// Arguments of `authtime config check`.
+#[derive(Debug, Args)]
+pub struct ConfigCheckArgs {
+    /// The configuration file.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+}
+
+/// Arguments of `authtime query`.
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    /// Server, `HOST`, `HOST:PORT`, `IPv6` or `[IPv6]:PORT` (port 123 by default).
+    #[arg(value_name = "HOST[:PORT]")]
+    pub server: String,
+    /// Key file (ntpd or chrony format) holding --key-id.
+    #[arg(long, value_name = "FILE", requires = "key_id")]
+    pub key_file: Option<PathBuf>,
+    /// Key id to authenticate with.
+    #[arg(long, value_name = "N", requires = "key_file")]
+    pub key_id: Option<u32>,
+    /// Number of queries.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub count: u32,
+    /// Seconds to wait for each reply.
+    #[arg(long, value_name = "S", default_value_t = 2.0)]
+    pub timeout: f64,
+    /// Seconds between queries.
+    #[arg(long, value_name = "S", default_value_t = 1.0)]
+    pub interval: f64,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `authtime keygen`.
+#[derive(Debug, Args)]
+pub struct KeygenArgs {
+    /// Key file format.
+    #[arg(long, value_enum)]
+    pub format: KeyFormatArg,
+    /// Key type.
+    #[arg(long = "type", value_name = "TYPE")]
+    pub key_type: String,
+    /// Number of keys.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub count: u32,
+    /// Id of the first key; the others follow.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub first_id: u32,
+    /// Create this file (mode 0600; never overwritten) instead of printing.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// The key file formats of `authtime keygen`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KeyFormatArg {
+    /// chrony's chrony.keys.
+    Chrony,
+    /// ntpd's and NTPsec's ntp.keys.
+    Ntpd,
+}
+
+/// `authtime load ...`.
+#[derive(Debug, Subcommand)]
+pub enum LoadCommand {
+    /// Send NTP requests at a fixed rate (open loop) and measure the replies.
+    #[command(
+        after_help = "Requests leave on schedule whether or not earlier ones were answered; the \
+                      run is bounded by --duration (at most 600 s) and stops by itself. Reports \
+                      requests sent and answered, loss, latency percentiles, Kiss-o'-Death and \
+                      crypto-NAK replies, and whether the sender fell behind its schedule (then \
+                      the rate measured is the generator's, not the server's). Only loopback \
+                      and other local addresses should be targets.\n\n\
+                      Examples:\n  authtime load ntp --target 127.0.0.1:11123 --rate 20000 --duration 5\n  \
+                      authtime load ntp --target 127.0.0.1:11123 --rate 50000 --duration 5 \
+                      --key-file ntp.keys --key-id 1 --json"
+    )]
+    Ntp(LoadNtpArgs),
+}
+
+/// Arguments of `authtime load ntp`.
+#[derive(Debug, Args)]
+pub struct LoadNtpArgs {
+    /// Server address, `IP:PORT`.
+    #[arg(long, value_name = "ADDR")]
+    pub target: String,
+    /// Requests per second.
+    #[arg(long, value_name = "N")]
+    pub rate: f64,
+    /// Seconds to send for.
+    #[arg(long, value_name = "S")]
+    pub duration: f64,
+    /// Key file holding --key-id (requests then carry a MAC).
+    #[arg(long, value_name = "FILE", requires = "key_id")]
+    pub key_file: Option<PathBuf>,
+    /// Key id to authenticate with.
+    #[arg(long, value_name = "N", requires = "key_file")]
+    pub key_id: Option<u32>,
+    /// Source sockets (each its own port, so SO_REUSEPORT spreads them over workers).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub sockets: usize,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `authtime lab`.
+#[derive(Debug, Args)]
+pub struct LabArgs {
+    /// Short runs: the whole lab in under two minutes (figures indicative).
+    #[arg(long)]
+    pub quick: bool,
+    /// Run only this section: mac, rfc1810, partial or stack.
+    #[arg(long, value_name = "SECTION")]
+    pub only: Option<String>,
+    /// Directory for the report (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// `authtime bench ...`.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Every MAC's speed on this CPU against OpenSSL (the lab's mac section alone).
+    #[command(
+        after_help = "Prints, per algorithm and size, packets per CPU-second one packet at a time and \
+                      in batches of 64, cycles per packet, and OpenSSL's per-packet EVP figure \
+                      measured in the same run, with the ratio.\n\n\
+                      Examples:\n  authtime bench mac --size 48\n  \
+                      authtime bench mac --size 48 --alg aes128-cmac --json"
+    )]
+    Mac(BenchMacArgs),
+}
+
+/// Arguments of `authtime bench mac`.
+#[derive(Debug, Args)]
+pub struct BenchMacArgs {
+    /// Packet size in bytes (repeat for several; default 48, 68, 256, 1024, 1500).
+    #[arg(long, value_name = "N")]
+    pub size: Vec<usize>,
+    /// Only this algorithm (repeat for several; default all).
+    #[arg(long, value_name = "NAME")]
+    pub alg: Vec<String>,
+    /// Longer runs, steadier figures (7 runs of 200 ms instead of 5 of 20 ms).
+    #[arg(long)]
+    pub long: bool,
+    /// Print the measurements as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `authtime mac ...`.
+#[derive(Debug, Subcommand)]
+pub enum MacCommand {
+    /// List every MAC algorithm with its key, nonce and tag sizes in bytes.
+    #[command(
+        after_help = "Key sizes are exact (\"16\") or a range (\"1-32\"); a nonce of \
+                            \"-\" means the algorithm takes none. The last line is the \
+                            partial-MAC family, which wraps any algorithm of the list: its key and tag are the \
+                            inner algorithm's, its nonce is 8 bytes (a sequence number), or the \
+                            inner's 12 when the inner algorithm takes a nonce.\n\n\
+                            Examples:\n  authtime mac list\n  authtime mac list --json"
+    )]
+    List(ListArgs),
+    /// Compute the tag of a message and print it in lowercase hex.
+    #[command(
+        after_help = "The message is read as raw bytes from --in FILE or from \
+                            standard input. Algorithms with a nonce (aes128-gmac, \
+                            poly1305-chacha20, partial:...) need --nonce, and a nonce must \
+                            never be used twice with one key.\n\n\
+                            Examples:\n  \
+                            printf 'hello' | authtime mac tag --alg hmac-sha256 --key 0b0b0b0b\n  \
+                            authtime mac tag --alg aes128-gmac --key 000102030405060708090a0b0c0d0e0f \
+                            --nonce 000000000000000000000001 --in packet.bin\n  \
+                            authtime mac tag --alg partial:aes128-cmac:0.25 \
+                            --key 2b7e151628aed2a6abf7158809cf4f3c --nonce 0000000000000001 --in packet.bin"
+    )]
+    Tag(TagArgs),
+    /// Check a tag over a message: exit 0 when it matches, 1 when it does not.
+    #[command(
+        after_help = "The message is read as raw bytes from --in FILE or from \
+                            standard input. Nothing is printed on standard output; \
+                            \"tag ok\" or the reason for a refusal goes to standard error. \
+                            Exit codes: 0 the tag matches, 1 it does not, 2 bad usage \
+                            or bad input.\n\n\
+                            Example (RFC 4493 example 2):\n  \
+                            printf 6bc1bee22e409f96e93d7e117393172a | xxd -r -p | \
+                            authtime mac verify --alg aes128-cmac \
+                            --key 2b7e151628aed2a6abf7158809cf4f3c --tag 070a16b46b4d4144f79bdd9dd04a287c"
+    )]
+    Verify(VerifyArgs),
+}
+
+/// Arguments of `authtime mac list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print a JSON array of objects {name, kind, key_min, key_max, nonce_len,
+    /// tag_len, summary} instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The algorithm, key, nonce and message shared by `mac tag` and `mac verify`.
+#[derive(Debug, Args)]
+pub struct MacInputArgs {
+    /// Algorithm name from `authtime mac list`, or `partial:<inner>:<rate>`.
+    #[arg(long, value_name = "NAME")]
+    pub alg: String,
+    /// Key as hex digits (two per byte, no 0x prefix, no spaces).
+    #[arg(long, value_name = "HEX")]
+    pub key: SecretArg,
+    /// Nonce as hex digits, for algorithms that take one.
+    #[arg(long, value_name = "HEX")]
+    pub nonce: Option<String>,
+    /// Read the message from FILE instead of standard input ("-" is standard input).
+    #[arg(long = "in", value_name = "FILE")]
+    pub input: Option<PathBuf>,
+}
+
+/// Arguments of `authtime mac tag`.
+#[derive(Debug, Args)]
+pub struct TagArgs {
+    /// Algorithm, key, nonce and message.
+    #[command(flatten)]
+    pub mac: MacInputArgs,
+}
+
+/// Arguments of `authtime mac verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Algorithm, key, nonce and message.
+    #[command(flatten)]
+    pub mac: MacInputArgs,
+    /// The tag to check, as hex digits.
+    #[arg(long, value_name = "HEX")]
+    pub tag: String,
+}
+
+/// Arguments of `authtime hash`.
+#[derive(Debug, Args)]
+pub struct HashArgs {
+    /// Hash function.
+    #[arg(long, value_enum, value_name = "ALG")]
+    pub alg: HashAlgorithm,
+    /// Read the message from FILE instead of standard input ("-" is standard input).
+    #[arg(long = "in", value_name = "FILE")]
+    pub input: Option<PathBuf>,
+}
+
+/// The hash functions of `authtime hash`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HashAlgorithm {
+    /// MD5 (RFC 1321).
+    Md5,
+    /// RFC 1810's interleaved MD5 with 4 chains (not MD5: different digests).
+    #[value(name = "md5-kway4")]
+    Md5Kway4,
+    /// RFC 1810's interleaved MD5 with 16 chains (not MD5: different digests).
+    #[value(name = "md5-kway16")]
+    Md5Kway16,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("authtime").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn mac_tag_arguments_are_kept_as_typed() {
+        let cli = parse(&[
+            "mac",
+            "tag",
+            "--alg",
+            "AES128-cmac",
+            "--key",
+            "00ff",
+            "--in",
+            "f.bin",
+        ])
+        .expect("parses");
+        let Command::Mac(MacCommand::Tag(args)) = cli.command else {
+            panic!("not mac tag");
+        };
+        assert_eq!(args.mac.alg, "AES128-cmac");
+        assert_eq!(args.mac.key.expose(), "00ff");
+        assert_eq!(args.mac.nonce, None);
+        assert_eq!(args.mac.input, Some(PathBuf::from("f.bin")));
+    }
+
+    #[test]
+    fn verify_needs_a_tag_and_hash_a_known_algorithm() {
+        let err = parse(&["mac", "verify", "--alg", "x", "--key", "00"]).expect_err("no tag");
+        assert_eq!(err.exit_code(), 2);
+        let err = parse(&["hash", "--alg", "sha1"]).expect_err("unknown");
+        assert_eq!(err.exit_code(), 2);
+        let cli = parse(&["hash", "--alg", "md5-kway16"]).expect("parses");
+        assert!(matches!(
+            cli.command,
+            Command::Hash(HashArgs {
+                alg: HashAlgorithm::Md5Kway16,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn help_and_version_are_not_usage_errors() {
+        for args in [&["--help"][..], &["--version"], &["mac", "tag", "--help"]] {
+            let err = parse(args).expect_err("help is an early exit");
+            assert_eq!(err.exit_code(), 0, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn debug_output_hides_the_key() {
+        let cli =
+            parse(&["mac", "tag", "--alg", "siphash24", "--key", "deadbeefcafe"]).expect("parses");
+        let shown = format!("{cli:?}");
+        assert!(!shown.contains("deadbeefcafe"), "{shown}");
+    }
+}

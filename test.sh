@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The whole test suite of authtime, from a fresh machine: installs the real
+# components the tests use (OpenSSL, b3sum, ...) when they are missing, then runs
+# formatting, lints and every test of the workspace.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# Debian packages the tests start or call for real.
+# openssl: peer and cross-check; b3sum: BLAKE3 cross-check; libssl-dev and pkg-config:
+# the lab links libcrypto for its per-packet OpenSSL peer; fonts-dejavu-core: plot text.
+scripts/ensure-packages.sh openssl b3sum libssl-dev pkg-config fonts-dejavu-core
+
+echo "test.sh: cargo fmt --check"
+cargo fmt --all -- --check
+echo "test.sh: cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "test.sh: cargo test"
+cargo test --workspace --locked
