@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The main job of authtime, from a fresh machine: builds the release binary and
-# runs it. For now that is the MAC library's command line: the list of
-# algorithms and one tag.
+# runs the NTP server with its embedded defaults (plain NTP on port 123 of every
+# address, rate limiting on, no keys) until SIGTERM or Ctrl-C.
+#
+#   ./run.sh                                   # embedded defaults (port 123: root or CAP_NET_BIND_SERVICE)
+#   ./run.sh --config examples/authtime.toml   # loopback, high port, symmetric keys, metrics
+#   ./run.sh --listen 127.0.0.1:11123          # any `authtime serve` option
 set -euo pipefail
 cd "$(dirname "$0")"
-# libssl-dev and pkg-config: the lab links libcrypto for its OpenSSL peer.
-scripts/ensure-packages.sh openssl libssl-dev pkg-config fonts-dejavu-core
+# libssl-dev and pkg-config: the lab (part of the binary) links libcrypto for its OpenSSL peer.
+scripts/ensure-packages.sh libssl-dev pkg-config
 cargo build --release --locked -p authtime
-bin=target/release/authtime
-"$bin" mac list
-printf 'an NTP header of 48 bytes.......................' |
-  "$bin" mac tag --alg aes128-cmac --key 2b7e151628aed2a6abf7158809cf4f3c
+exec target/release/authtime serve "$@"

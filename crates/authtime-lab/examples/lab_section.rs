@@ -13,7 +13,11 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let opts = authtime_lab::LabOptions { quick: true, only: Some(only), out: out.into() };
+    let opts = authtime_lab::LabOptions {
+        quick: true,
+        only: Some(only),
+        out: out.into(),
+    };
     let mut progress = authtime_lab::Progress::new(|l| eprintln!("{l}"));
     if let Err(e) = authtime_lab::run(&opts, &mut progress) {
         eprintln!("lab: {e}");

@@ -7,18 +7,27 @@
 //! each on every x86-64 core since the Pentium Pro), because virtual machines
 //! usually have no performance counters.
 
-#![allow(unsafe_code, reason = "clock_gettime/getrusage FFI and the calibration loop in asm")]
+#![allow(
+    unsafe_code,
+    reason = "clock_gettime/getrusage FFI and the calibration loop in asm"
+)]
 
 use std::time::Duration;
 
 fn clock(id: libc::clockid_t) -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid, writable timespec; clock_gettime only writes it.
     let rc = unsafe { libc::clock_gettime(id, &raw mut ts) };
     if rc != 0 {
         return Duration::ZERO;
     }
-    Duration::new(u64::try_from(ts.tv_sec).unwrap_or(0), u32::try_from(ts.tv_nsec).unwrap_or(0))
+    Duration::new(
+        u64::try_from(ts.tv_sec).unwrap_or(0),
+        u32::try_from(ts.tv_nsec).unwrap_or(0),
+    )
 }
 
 /// CPU time consumed by the calling thread.

@@ -11,6 +11,7 @@
 use std::{path::PathBuf, time::Instant};
 
 pub mod cpu_time;
+pub mod load_ntp;
 pub mod machine;
 pub mod openssl_evp;
 pub mod openssl_speed;
@@ -18,6 +19,7 @@ pub mod plot;
 pub mod rate;
 pub mod report;
 pub mod section_mac;
+pub mod section_ntp;
 pub mod section_partial;
 pub mod section_rfc1810;
 pub mod section_stack;
@@ -34,11 +36,19 @@ pub enum SectionId {
     Partial,
     /// Seed 004: the network stack's cost against the MAC's.
     Stack,
+    /// Issue 4: NTP request rate, authtime vs chronyd.
+    Ntp,
 }
 
 impl SectionId {
     /// All sections, in report order.
-    pub const ALL: [SectionId; 4] = [Self::Mac, Self::Rfc1810, Self::Partial, Self::Stack];
+    pub const ALL: [SectionId; 5] = [
+        Self::Mac,
+        Self::Rfc1810,
+        Self::Partial,
+        Self::Stack,
+        Self::Ntp,
+    ];
 
     /// The name `--only` takes.
     #[must_use]
@@ -48,6 +58,7 @@ impl SectionId {
             Self::Rfc1810 => "rfc1810",
             Self::Partial => "partial",
             Self::Stack => "stack",
+            Self::Ntp => "ntp",
         }
     }
 
@@ -56,9 +67,14 @@ impl SectionId {
     /// # Errors
     /// A message listing the valid names.
     pub fn parse(name: &str) -> Result<Self, String> {
-        Self::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| {
-            format!("unknown lab section `{name}` (sections: mac, rfc1810, partial, stack)")
-        })
+        Self::ALL
+            .into_iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| {
+                format!(
+                    "unknown lab section `{name}` (sections: mac, rfc1810, partial, stack, ntp)"
+                )
+            })
     }
 }
 
@@ -71,7 +87,10 @@ pub struct Progress<'a> {
 impl<'a> Progress<'a> {
     /// Progress sent to `sink` as one line per step.
     pub fn new(sink: impl FnMut(&str) + 'a) -> Self {
-        Self { sink: Box::new(sink), started: Instant::now() }
+        Self {
+            sink: Box::new(sink),
+            started: Instant::now(),
+        }
     }
 
     /// Progress that goes nowhere.
@@ -82,7 +101,11 @@ impl<'a> Progress<'a> {
 
     /// Announces step `done + 1` of `total`.
     pub fn step(&mut self, what: &str, done: usize, total: usize) {
-        let line = format!("[{:>5.1}s] {what} ({}/{total})", self.started.elapsed().as_secs_f64(), done + 1);
+        let line = format!(
+            "[{:>5.1}s] {what} ({}/{total})",
+            self.started.elapsed().as_secs_f64(),
+            done + 1
+        );
         (self.sink)(&line);
     }
 }
@@ -112,12 +135,35 @@ pub fn run(opts: &LabOptions, progress: &mut Progress<'_>) -> Result<Vec<report:
         }
         let section = match id {
             SectionId::Mac => {
-                let rows = section_mac::measure_rows(&section_mac::MacOptions::new(opts.quick), progress)?;
-                section_mac::section(&rows, machine.ghz, opts.quick)
+                let mac_opts = section_mac::MacOptions::new(opts.quick);
+                let mut rows = section_mac::measure_rows(&mac_opts, progress)?;
+                let soft_sizes: &[usize] = if opts.quick {
+                    &[48]
+                } else {
+                    &section_mac::SIZES
+                };
+                let soft_note = match section_mac::soft_binary() {
+                    Some(bin) => {
+                        progress.step("mac: software build (no AES-NI/SHA-NI)", 0, 1);
+                        section_mac::add_soft_rows(&mut rows, &bin, soft_sizes, opts.quick).err()
+                    }
+                    None => Some(
+                        "no software build found: run scripts/build-soft.sh for the no-NI column"
+                            .to_owned(),
+                    ),
+                };
+                let mut section = section_mac::section(&rows, machine.ghz, opts.quick);
+                if let Some(note) = soft_note {
+                    section
+                        .findings
+                        .push(format!("No-NI column missing: {note}."));
+                }
+                section
             }
             SectionId::Rfc1810 => section_rfc1810::run(opts.quick, machine.ghz, progress)?,
             SectionId::Partial => section_partial::run(opts.quick, machine.ghz, progress)?,
             SectionId::Stack => section_stack::run(opts.quick, machine.ghz, progress)?,
+            SectionId::Ntp => section_ntp::run(opts.quick, progress)?,
         };
         sections.push(section);
     }

@@ -28,9 +28,16 @@ impl Machine {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let cpu = cpuinfo
             .lines()
-            .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, v)| v.trim().to_owned()))
+            .find_map(|l| {
+                l.strip_prefix("model name")
+                    .and_then(|r| r.split_once(':'))
+                    .map(|(_, v)| v.trim().to_owned())
+            })
             .unwrap_or_else(|| "unknown".into());
-        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_owned();
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
         Self {
             cpu,
             cpus: std::thread::available_parallelism().map_or(1, usize::from),
@@ -52,7 +59,8 @@ impl Machine {
             self.cpu,
             self.cpus,
             self.isa,
-            self.ghz.map_or_else(|| "unknown".into(), |g| format!("{g:.2} GHz")),
+            self.ghz
+                .map_or_else(|| "unknown".into(), |g| format!("{g:.2} GHz")),
             self.kernel,
             self.openssl.as_deref().unwrap_or("openssl not found"),
         )

@@ -7,7 +7,10 @@
 //! the legacy digests run `EVP_DigestInit/Update/Final` over key ‖ message.
 //! Every harness checks its tag against authtime's before it is timed.
 
-#![allow(unsafe_code, reason = "FFI to OpenSSL's EVP_MAC API, which the openssl crate does not wrap")]
+#![allow(
+    unsafe_code,
+    reason = "FFI to OpenSSL's EVP_MAC API, which the openssl crate does not wrap"
+)]
 
 use std::ffi::{CStr, c_char};
 
@@ -20,7 +23,11 @@ use openssl_sys as ffi;
 
 // Two OSSL_PARAM constructors of libcrypto 3 that openssl-sys does not declare.
 unsafe extern "C" {
-    fn OSSL_PARAM_construct_utf8_string(key: *const c_char, buf: *mut c_char, bsize: usize) -> ffi::OSSL_PARAM;
+    fn OSSL_PARAM_construct_utf8_string(
+        key: *const c_char,
+        buf: *mut c_char,
+        bsize: usize,
+    ) -> ffi::OSSL_PARAM;
     fn OSSL_PARAM_construct_size_t(key: *const c_char, buf: *mut usize) -> ffi::OSSL_PARAM;
 }
 
@@ -49,9 +56,15 @@ fn kind_of(name: &str) -> Option<(Kind, &'static str)> {
         "aes128-cmac" => (Kind::Cmac(c"AES-128-CBC"), "EVP_MAC CMAC AES-128"),
         "aes256-cmac" => (Kind::Cmac(c"AES-256-CBC"), "EVP_MAC CMAC AES-256"),
         "aes128-gmac" => (Kind::Gmac, "EVP_MAC GMAC AES-128-GCM, new IV per packet"),
-        "poly1305-chacha20" => (Kind::Poly1305ChaCha20, "EVP ChaCha20 one-time key + EVP_MAC Poly1305"),
+        "poly1305-chacha20" => (
+            Kind::Poly1305ChaCha20,
+            "EVP ChaCha20 one-time key + EVP_MAC Poly1305",
+        ),
         "siphash24" => (Kind::SipHash, "EVP_MAC SIPHASH-2-4, 8-byte tag"),
-        "blake3-keyed" => (Kind::Blake2sMac, "EVP_MAC BLAKE2SMAC (nearest: OpenSSL has no BLAKE3)"),
+        "blake3-keyed" => (
+            Kind::Blake2sMac,
+            "EVP_MAC BLAKE2SMAC (nearest: OpenSSL has no BLAKE3)",
+        ),
         _ => return None,
     })
 }
@@ -70,7 +83,9 @@ pub struct EvpMac {
 
 impl std::fmt::Debug for EvpMac {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EvpMac").field("label", &self.label).finish_non_exhaustive()
+        f.debug_struct("EvpMac")
+            .field("label", &self.label)
+            .finish_non_exhaustive()
     }
 }
 
@@ -86,7 +101,14 @@ impl Drop for EvpMac {
 }
 
 fn ok(rc: i32, what: &str) -> Result<(), String> {
-    if rc == 1 { Ok(()) } else { Err(format!("OpenSSL {what} failed: {}", openssl::error::ErrorStack::get())) }
+    if rc == 1 {
+        Ok(())
+    } else {
+        Err(format!(
+            "OpenSSL {what} failed: {}",
+            openssl::error::ErrorStack::get()
+        ))
+    }
 }
 
 impl EvpMac {
@@ -96,7 +118,9 @@ impl EvpMac {
     /// # Errors
     /// OpenSSL's error when a fetch or init fails.
     pub fn new(name: &str, key: &[u8]) -> Result<Option<Self>, String> {
-        let Some((kind, label)) = kind_of(name) else { return Ok(None) };
+        let Some((kind, label)) = kind_of(name) else {
+            return Ok(None);
+        };
         let mut this = Self {
             kind,
             label,
@@ -108,7 +132,11 @@ impl EvpMac {
         };
         let alg: &CStr = match kind {
             Kind::Digest(d) => {
-                let md = if d == "md5" { MessageDigest::md5() } else { MessageDigest::sha1() };
+                let md = if d == "md5" {
+                    MessageDigest::md5()
+                } else {
+                    MessageDigest::sha1()
+                };
                 this.digest = Some(Hasher::new(md).map_err(|e| e.to_string())?);
                 return Ok(Some(this));
             }
@@ -120,7 +148,8 @@ impl EvpMac {
             Kind::Blake2sMac => c"BLAKE2SMAC",
         };
         // SAFETY: `alg` is a NUL-terminated string; a null libctx and properties mean defaults.
-        this.mac = unsafe { ffi::EVP_MAC_fetch(std::ptr::null_mut(), alg.as_ptr(), std::ptr::null()) };
+        this.mac =
+            unsafe { ffi::EVP_MAC_fetch(std::ptr::null_mut(), alg.as_ptr(), std::ptr::null()) };
         if this.mac.is_null() {
             return Err(format!("OpenSSL has no {alg:?} MAC"));
         }
@@ -150,7 +179,10 @@ impl EvpMac {
                     c"AES-128-GCM".as_ptr().cast_mut(),
                     0,
                 )),
-                Kind::SipHash => params.push(OSSL_PARAM_construct_size_t(c"size".as_ptr(), &raw mut size8)),
+                Kind::SipHash => params.push(OSSL_PARAM_construct_size_t(
+                    c"size".as_ptr(),
+                    &raw mut size8,
+                )),
                 _ => {}
             }
             params.push(ffi::OSSL_PARAM_construct_end());
@@ -158,12 +190,19 @@ impl EvpMac {
         match kind {
             Kind::Poly1305ChaCha20 => {
                 let mut chacha = CipherCtx::new().map_err(|e| e.to_string())?;
-                chacha.encrypt_init(Some(Cipher::chacha20()), Some(key), None).map_err(|e| e.to_string())?;
+                chacha
+                    .encrypt_init(Some(Cipher::chacha20()), Some(key), None)
+                    .map_err(|e| e.to_string())?;
                 this.chacha = Some(chacha);
             }
             _ => {
                 // SAFETY: ctx is valid; key and params are valid for the call.
-                ok(unsafe { ffi::EVP_MAC_init(this.ctx, key.as_ptr(), key.len(), params.as_ptr()) }, "EVP_MAC_init")?;
+                ok(
+                    unsafe {
+                        ffi::EVP_MAC_init(this.ctx, key.as_ptr(), key.len(), params.as_ptr())
+                    },
+                    "EVP_MAC_init",
+                )?;
             }
         }
         Ok(Some(this))
@@ -188,28 +227,45 @@ impl EvpMac {
                 let mut iv = [0u8; 16];
                 iv[4..].copy_from_slice(nonce);
                 let chacha = self.chacha.as_mut().ok_or("no chacha")?;
-                chacha.encrypt_init(None, None, Some(&iv)).map_err(|e| e.to_string())?;
+                chacha
+                    .encrypt_init(None, None, Some(&iv))
+                    .map_err(|e| e.to_string())?;
                 let mut otk = [0u8; 32 + 16];
-                chacha.cipher_update(&[0u8; 32], Some(&mut otk)).map_err(|e| e.to_string())?;
+                chacha
+                    .cipher_update(&[0u8; 32], Some(&mut otk))
+                    .map_err(|e| e.to_string())?;
                 // SAFETY: ctx valid; the 32-byte one-time key is valid for the call.
-                ok(unsafe { ffi::EVP_MAC_init(self.ctx, otk.as_ptr(), 32, std::ptr::null()) }, "EVP_MAC_init")?;
+                ok(
+                    unsafe { ffi::EVP_MAC_init(self.ctx, otk.as_ptr(), 32, std::ptr::null()) },
+                    "EVP_MAC_init",
+                )?;
                 self.update_final(msg, out)
             }
             Kind::Gmac => {
                 // SAFETY: the name is static; `nonce` outlives the EVP_MAC_init call.
                 let params = unsafe {
                     [
-                        ffi::OSSL_PARAM_construct_octet_string(c"iv".as_ptr(), nonce.as_ptr().cast_mut().cast(), nonce.len()),
+                        ffi::OSSL_PARAM_construct_octet_string(
+                            c"iv".as_ptr(),
+                            nonce.as_ptr().cast_mut().cast(),
+                            nonce.len(),
+                        ),
                         ffi::OSSL_PARAM_construct_end(),
                     ]
                 };
                 // SAFETY: ctx valid; a null key reuses the key schedule; params valid for the call.
-                ok(unsafe { ffi::EVP_MAC_init(self.ctx, std::ptr::null(), 0, params.as_ptr()) }, "EVP_MAC_init")?;
+                ok(
+                    unsafe { ffi::EVP_MAC_init(self.ctx, std::ptr::null(), 0, params.as_ptr()) },
+                    "EVP_MAC_init",
+                )?;
                 self.update_final(msg, out)
             }
             _ => {
                 // SAFETY: ctx valid; a null key and params reuse the key schedule.
-                ok(unsafe { ffi::EVP_MAC_init(self.ctx, std::ptr::null(), 0, std::ptr::null()) }, "EVP_MAC_init")?;
+                ok(
+                    unsafe { ffi::EVP_MAC_init(self.ctx, std::ptr::null(), 0, std::ptr::null()) },
+                    "EVP_MAC_init",
+                )?;
                 let len = self.update_final(msg, out)?;
                 Ok(match self.kind {
                     Kind::Hmac(_, truncated) => truncated.min(len),
@@ -223,8 +279,14 @@ impl EvpMac {
         let mut len: usize = 0;
         // SAFETY: ctx valid and initialised; msg and out are valid for their lengths.
         unsafe {
-            ok(ffi::EVP_MAC_update(self.ctx, msg.as_ptr(), msg.len()), "EVP_MAC_update")?;
-            ok(ffi::EVP_MAC_final(self.ctx, out.as_mut_ptr(), &raw mut len, out.len()), "EVP_MAC_final")?;
+            ok(
+                ffi::EVP_MAC_update(self.ctx, msg.as_ptr(), msg.len()),
+                "EVP_MAC_update",
+            )?;
+            ok(
+                ffi::EVP_MAC_final(self.ctx, out.as_mut_ptr(), &raw mut len, out.len()),
+                "EVP_MAC_final",
+            )?;
         }
         Ok(len)
     }
@@ -243,7 +305,6 @@ pub fn label_of(name: &str) -> Option<&'static str> {
     kind_of(name).map(|(_, l)| l)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,7 +316,9 @@ mod tests {
             let info = alg.info();
             let key: Vec<u8> = (0..info.key.typical()).map(|i| (i * 7 + 1) as u8).collect();
             let nonce: Vec<u8> = (0..info.nonce_len).map(|i| i as u8).collect();
-            let mut evp = EvpMac::new(info.name, &key).expect("openssl").expect("every algorithm has a peer");
+            let mut evp = EvpMac::new(info.name, &key)
+                .expect("openssl")
+                .expect("every algorithm has a peer");
             let ours = alg.new_mac(&key).expect("key");
             for len in [0usize, 1, 48, 68, 200] {
                 let msg: Vec<u8> = (0..len).map(|i| (i * 13) as u8).collect();

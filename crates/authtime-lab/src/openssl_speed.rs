@@ -17,18 +17,23 @@ pub const MASK_NO_SHA: &str = ":~0x20000000";
 #[must_use]
 pub fn version() -> Option<String> {
     let out = Command::new("openssl").arg("version").output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 /// Parses the operations per second from `openssl speed -mr` output.
 #[must_use]
 pub fn parse_ops_per_sec(output: &str) -> Option<f64> {
-    output.lines().filter_map(|l| l.strip_prefix("+R:")).find_map(|rest| {
-        let mut fields = rest.split(':');
-        let count: f64 = fields.next()?.parse().ok()?;
-        let secs: f64 = fields.last()?.parse().ok()?;
-        (secs > 0.0).then_some(count / secs)
-    })
+    output
+        .lines()
+        .filter_map(|l| l.strip_prefix("+R:"))
+        .find_map(|rest| {
+            let mut fields = rest.split(':');
+            let count: f64 = fields.next()?.parse().ok()?;
+            let secs: f64 = fields.last()?.parse().ok()?;
+            (secs > 0.0).then_some(count / secs)
+        })
 }
 
 /// Runs `openssl speed -mr -seconds <seconds> -bytes <bytes> <args>` with an
@@ -36,15 +41,34 @@ pub fn parse_ops_per_sec(output: &str) -> Option<f64> {
 ///
 /// # Errors
 /// A one-line reason when openssl cannot be run or its output has no result.
-pub fn ops_per_sec(args: &[&str], bytes: usize, seconds: u32, mask: Option<&str>) -> Result<f64, String> {
+pub fn ops_per_sec(
+    args: &[&str],
+    bytes: usize,
+    seconds: u32,
+    mask: Option<&str>,
+) -> Result<f64, String> {
     let mut cmd = Command::new("openssl");
-    cmd.args(["speed", "-mr", "-seconds", &seconds.to_string(), "-bytes", &bytes.to_string()]).args(args);
+    cmd.args([
+        "speed",
+        "-mr",
+        "-seconds",
+        &seconds.to_string(),
+        "-bytes",
+        &bytes.to_string(),
+    ])
+    .args(args);
     if let Some(mask) = mask {
         cmd.env("OPENSSL_ia32cap", mask);
     }
-    let out = cmd.output().map_err(|e| format!("cannot run openssl: {e} (install it: ./test.sh does)"))?;
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run openssl: {e} (install it: ./test.sh does)"))?;
     // `-mr` writes the `+R:` result lines to standard error, the rest to standard output.
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     parse_ops_per_sec(&text).ok_or_else(|| {
         format!(
             "openssl speed {} gave no result: {}",
@@ -69,7 +93,8 @@ mod tests {
 
     #[test]
     fn runs_the_real_openssl() {
-        let ops = ops_per_sec(&["md5"], 64, 1, None).expect("openssl speed md5 runs (./test.sh installs openssl)");
+        let ops = ops_per_sec(&["md5"], 64, 1, None)
+            .expect("openssl speed md5 runs (./test.sh installs openssl)");
         assert!(ops > 10_000.0, "{ops}");
     }
 }

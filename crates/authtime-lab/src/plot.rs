@@ -33,8 +33,10 @@ pub struct Plot {
     pub series: Vec<Series>,
 }
 
-const FONT_PATHS: [&str; 2] =
-    ["/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "/usr/share/fonts/dejavu/DejaVuSans.ttf"];
+const FONT_PATHS: [&str; 2] = [
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+];
 
 /// Registers the DejaVu font with plotters once; `None` when it is not installed.
 pub fn load_font() -> Option<()> {
@@ -56,7 +58,12 @@ impl Plot {
             .series
             .iter()
             .flat_map(|s| s.points.iter())
-            .filter(|(x, y)| x.is_finite() && y.is_finite() && (!self.log_x || *x > 0.0) && (!self.log_y || *y > 0.0));
+            .filter(|(x, y)| {
+                x.is_finite()
+                    && y.is_finite()
+                    && (!self.log_x || *x > 0.0)
+                    && (!self.log_y || *y > 0.0)
+            });
         let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
         for &(x, y) in pts {
             x0 = x0.min(x);
@@ -68,12 +75,19 @@ impl Plot {
             return ((1.0, 10.0), (1.0, 10.0));
         }
         let pad = |lo: f64, hi: f64, log: bool| {
-            if log { (lo / 1.5, hi * 1.5) } else { (lo.min(0.0), hi + (hi - lo).abs() * 0.1 + 1e-9) }
+            if log {
+                (lo / 1.5, hi * 1.5)
+            } else {
+                (lo.min(0.0), hi + (hi - lo).abs() * 0.1 + 1e-9)
+            }
         };
         (pad(x0, x1, self.log_x), pad(y0, y1, self.log_y))
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, plotters::coord::Shift>) -> Result<(), String>
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: DrawingArea<DB, plotters::coord::Shift>,
+    ) -> Result<(), String>
     where
         DB::ErrorType: 'static,
     {
@@ -81,8 +95,21 @@ impl Plot {
         root.fill(&WHITE).map_err(err)?;
         let ((x0, x1), (y0, y1)) = self.bounds();
         let mut builder = ChartBuilder::on(&root);
-        builder.caption(&self.title, ("sans-serif", 22)).margin(12).x_label_area_size(45).y_label_area_size(70);
-        let colors = [&BLUE, &RED, &GREEN, &MAGENTA, &CYAN, &BLACK, &RGBColor(230, 140, 0), &RGBColor(120, 60, 160)];
+        builder
+            .caption(&self.title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(70);
+        let colors = [
+            &BLUE,
+            &RED,
+            &GREEN,
+            &MAGENTA,
+            &CYAN,
+            &BLACK,
+            &RGBColor(230, 140, 0),
+            &RGBColor(120, 60, 160),
+        ];
         macro_rules! body {
             ($chart:expr) => {{
                 let mut chart = $chart;
@@ -104,8 +131,12 @@ impl Plot {
                         .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
                         .map_err(err)?
                         .label(s.name.as_str())
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-                    chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(err)?;
+                        .legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                        });
+                    chart
+                        .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                        .map_err(err)?;
                 }
                 chart
                     .configure_series_labels()
@@ -116,9 +147,21 @@ impl Plot {
             }};
         }
         match (self.log_x, self.log_y) {
-            (true, true) => body!(builder.build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale()).map_err(err)?),
-            (true, false) => body!(builder.build_cartesian_2d((x0..x1).log_scale(), y0..y1).map_err(err)?),
-            (false, true) => body!(builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale()).map_err(err)?),
+            (true, true) => body!(
+                builder
+                    .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+                    .map_err(err)?
+            ),
+            (true, false) => body!(
+                builder
+                    .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
+                    .map_err(err)?
+            ),
+            (false, true) => body!(
+                builder
+                    .build_cartesian_2d(x0..x1, (y0..y1).log_scale())
+                    .map_err(err)?
+            ),
             (false, false) => body!(builder.build_cartesian_2d(x0..x1, y0..y1).map_err(err)?),
         }
         root.present().map_err(err)

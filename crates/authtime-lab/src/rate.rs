@@ -15,9 +15,15 @@ pub struct Budget {
 
 impl Budget {
     /// The budget of `--quick`: 5 runs of 20 ms.
-    pub const QUICK: Budget = Budget { per_run: Duration::from_millis(20), runs: 5 };
+    pub const QUICK: Budget = Budget {
+        per_run: Duration::from_millis(20),
+        runs: 5,
+    };
     /// The full budget: 7 runs of 200 ms.
-    pub const FULL: Budget = Budget { per_run: Duration::from_millis(200), runs: 7 };
+    pub const FULL: Budget = Budget {
+        per_run: Duration::from_millis(200),
+        runs: 7,
+    };
 }
 
 /// Calls `op` (which performs `items_per_call` items, e.g. packets) repeatedly
@@ -46,7 +52,12 @@ pub fn measure(budget: Budget, items_per_call: usize, mut op: impl FnMut()) -> M
             }
         }
     }
-    Measured::from_samples(samples).unwrap_or(Measured { median: 0.0, min: 0.0, max: 0.0, runs: 0 })
+    Measured::from_samples(samples).unwrap_or(Measured {
+        median: 0.0,
+        min: 0.0,
+        max: 0.0,
+        runs: 0,
+    })
 }
 
 #[cfg(test)]
@@ -55,7 +66,10 @@ mod tests {
 
     #[test]
     fn measures_a_known_ratio() {
-        let budget = Budget { per_run: Duration::from_millis(10), runs: 3 };
+        let budget = Budget {
+            per_run: Duration::from_millis(10),
+            runs: 3,
+        };
         let work = |n: u64| {
             let mut x = 0u64;
             for i in 0..n {

@@ -22,7 +22,12 @@ impl Table {
     /// A table with headers and no rows yet.
     #[must_use]
     pub fn new(title: &str, columns: &[&str]) -> Self {
-        Self { title: title.into(), columns: columns.iter().map(|&c| c.to_owned()).collect(), rows: vec![], note: String::new() }
+        Self {
+            title: title.into(),
+            columns: columns.iter().map(|&c| c.to_owned()).collect(),
+            rows: vec![],
+            note: String::new(),
+        }
     }
 
     /// Appends a row.
@@ -31,7 +36,12 @@ impl Table {
     }
 
     fn markdown(&self) -> String {
-        let mut s = format!("**{}**\n\n| {} |\n|{}\n", self.title, self.columns.join(" | "), "---|".repeat(self.columns.len()));
+        let mut s = format!(
+            "**{}**\n\n| {} |\n|{}\n",
+            self.title,
+            self.columns.join(" | "),
+            "---|".repeat(self.columns.len())
+        );
         for row in &self.rows {
             let _ = writeln!(s, "| {} |", row.join(" | "));
         }
@@ -42,8 +52,19 @@ impl Table {
     }
 
     fn csv(&self) -> String {
-        let quote = |c: &str| if c.contains([',', '"']) { format!("\"{}\"", c.replace('"', "\"\"")) } else { c.to_owned() };
-        let mut s = self.columns.iter().map(|c| quote(c)).collect::<Vec<_>>().join(",");
+        let quote = |c: &str| {
+            if c.contains([',', '"']) {
+                format!("\"{}\"", c.replace('"', "\"\""))
+            } else {
+                c.to_owned()
+            }
+        };
+        let mut s = self
+            .columns
+            .iter()
+            .map(|c| quote(c))
+            .collect::<Vec<_>>()
+            .join(",");
         s.push('\n');
         for row in &self.rows {
             s.push_str(&row.iter().map(|c| quote(c)).collect::<Vec<_>>().join(","));
@@ -78,19 +99,32 @@ pub struct Section {
 ///
 /// # Errors
 /// A message naming the file that could not be written.
-pub fn write(dir: &Path, machine: &Machine, sections: &[Section], quick: bool) -> Result<(), String> {
+pub fn write(
+    dir: &Path,
+    machine: &Machine,
+    sections: &[Section],
+    quick: bool,
+) -> Result<(), String> {
     fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let font = crate::plot::load_font();
     let mut md = String::from("# authtime lab report\n\n");
     let _ = writeln!(md, "Machine: {}\n", machine.summary());
     if quick {
-        md.push_str("Mode: `--quick` (short runs: the figures are indicative, the ratios noisy).\n\n");
+        md.push_str(
+            "Mode: `--quick` (short runs: the figures are indicative, the ratios noisy).\n\n",
+        );
     }
     if font.is_none() {
-        md.push_str("No DejaVu font found (Debian `fonts-dejavu-core`): plots are written as SVG only.\n\n");
+        md.push_str(
+            "No DejaVu font found (Debian `fonts-dejavu-core`): plots are written as SVG only.\n\n",
+        );
     }
     for section in sections {
-        let _ = write!(md, "## {}\n\n*Seed:* {}\n\n*Method:* {}\n\n", section.title, section.seed, section.method);
+        let _ = write!(
+            md,
+            "## {}\n\n*Seed:* {}\n\n*Method:* {}\n\n",
+            section.title, section.seed, section.method
+        );
         for table in &section.tables {
             md.push_str(&table.markdown());
             md.push('\n');
@@ -99,7 +133,11 @@ pub fn write(dir: &Path, machine: &Machine, sections: &[Section], quick: bool) -
         }
         for plot in &section.plots {
             let svg = plot.write_svg(dir)?;
-            let png = if font.is_some() { Some(plot.write_png(dir)?) } else { None };
+            let png = if font.is_some() {
+                Some(plot.write_png(dir)?)
+            } else {
+                None
+            };
             match png {
                 Some(png) => {
                     let _ = writeln!(md, "![{}]({png}) ([SVG]({svg}))\n", plot.title);
@@ -130,7 +168,16 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
 /// File-name form of a title.
 #[must_use]
 pub fn slug(title: &str) -> String {
-    let mut s: String = title.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    let mut s: String = title
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
     while s.contains("--") {
         s = s.replace("--", "-");
     }

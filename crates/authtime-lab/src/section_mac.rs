@@ -33,15 +33,21 @@ pub const DRAFT_2016: [(Algorithm, f64, f64, f64, f64); 6] = [
 /// `openssl speed` arguments for an algorithm, and the extra bytes its input
 /// carries (the key, for the legacy digests over key ‖ message).
 #[must_use]
-pub fn speed_args(alg: Algorithm) -> Option<(&'static [&'static str], usize, Option<&'static str>)> {
+pub fn speed_args(
+    alg: Algorithm,
+) -> Option<(&'static [&'static str], usize, Option<&'static str>)> {
     use openssl_speed::{MASK_NO_AESNI, MASK_NO_SHA};
     Some(match alg {
         Algorithm::Md5Legacy => (&["md5"], 16, None),
         Algorithm::Sha1Legacy => (&["sha1"], 20, Some(MASK_NO_SHA)),
         Algorithm::HmacMd5 => (&["-hmac", "md5"], 0, None),
         Algorithm::HmacSha1 => (&["-hmac", "sha1"], 0, Some(MASK_NO_SHA)),
-        Algorithm::HmacSha224 | Algorithm::HmacSha224_128 => (&["-hmac", "sha224"], 0, Some(MASK_NO_SHA)),
-        Algorithm::HmacSha256 | Algorithm::HmacSha256_128 => (&["-hmac", "sha256"], 0, Some(MASK_NO_SHA)),
+        Algorithm::HmacSha224 | Algorithm::HmacSha224_128 => {
+            (&["-hmac", "sha224"], 0, Some(MASK_NO_SHA))
+        }
+        Algorithm::HmacSha256 | Algorithm::HmacSha256_128 => {
+            (&["-hmac", "sha256"], 0, Some(MASK_NO_SHA))
+        }
         Algorithm::Aes128Cmac => (&["-cmac", "aes-128-cbc"], 0, Some(MASK_NO_AESNI)),
         Algorithm::Aes256Cmac => (&["-cmac", "aes-256-cbc"], 0, Some(MASK_NO_AESNI)),
         _ => return None,
@@ -59,18 +65,27 @@ pub struct MacOptions {
     pub algorithms: Vec<Algorithm>,
     /// Also run `openssl speed` (1 s per run at least).
     pub openssl_speed: bool,
+    /// Measure only our own kernels-on paths (no portable, no OpenSSL): what the
+    /// software build runs when the lab calls it.
+    pub ours_only: bool,
 }
 
 impl MacOptions {
     /// Every algorithm at every size.
     #[must_use]
     pub fn new(quick: bool) -> Self {
-        Self { quick, sizes: SIZES.to_vec(), algorithms: Algorithm::ALL.to_vec(), openssl_speed: true }
+        Self {
+            quick,
+            sizes: SIZES.to_vec(),
+            algorithms: Algorithm::ALL.to_vec(),
+            openssl_speed: true,
+            ours_only: false,
+        }
     }
 }
 
 /// One measured row.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct MacRow {
     /// Algorithm name.
     pub algorithm: String,
@@ -92,6 +107,12 @@ pub struct MacRow {
     pub openssl_speed: Option<f64>,
     /// `openssl speed` with AES-NI or SHA-NI masked off.
     pub openssl_speed_soft: Option<f64>,
+    /// Ours from the software build (`authtime-soft`, no AES-NI/SHA-NI anywhere), one packet.
+    #[serde(default)]
+    pub soft_single: Option<f64>,
+    /// Ours from the software build, batches.
+    #[serde(default)]
+    pub soft_batch: Option<f64>,
 }
 
 fn key_for(alg: Algorithm) -> Vec<u8> {
@@ -99,11 +120,15 @@ fn key_for(alg: Algorithm) -> Vec<u8> {
         Algorithm::Sha1Legacy => 20,
         _ => alg.info().key.typical(),
     };
-    (0..n).map(|i| (i as u8).wrapping_mul(29).wrapping_add(3)).collect()
+    (0..n)
+        .map(|i| (i as u8).wrapping_mul(29).wrapping_add(3))
+        .collect()
 }
 
 fn messages(size: usize, count: usize) -> Vec<Vec<u8>> {
-    (0..count).map(|j| (0..size).map(|i| (i * 31 + j * 7) as u8).collect()).collect()
+    (0..count)
+        .map(|j| (0..size).map(|i| (i * 31 + j * 7) as u8).collect())
+        .collect()
 }
 
 fn measure_ours(mac: &dyn Mac, size: usize, budget: Budget) -> (f64, f64) {
@@ -116,10 +141,19 @@ fn measure_ours(mac: &dyn Mac, size: usize, budget: Budget) -> (f64, f64) {
         std::hint::black_box(mac.compute(&nonce, std::hint::black_box(&msgs[i])).ok());
     })
     .median;
-    let inputs: Vec<MacInput<'_>> = msgs.iter().map(|m| MacInput { nonce: &nonce, message: m }).collect();
+    let inputs: Vec<MacInput<'_>> = msgs
+        .iter()
+        .map(|m| MacInput {
+            nonce: &nonce,
+            message: m,
+        })
+        .collect();
     let mut tags = vec![Tag::EMPTY; BATCH];
     let batch = measure(budget, BATCH, || {
-        std::hint::black_box(mac.compute_many(std::hint::black_box(&inputs), &mut tags).ok());
+        std::hint::black_box(
+            mac.compute_many(std::hint::black_box(&inputs), &mut tags)
+                .ok(),
+        );
     })
     .median;
     (single, batch)
@@ -142,33 +176,54 @@ fn measure_evp(evp: &mut EvpMac, nonce_len: usize, size: usize, budget: Budget) 
 /// # Errors
 /// A message when the library refuses a key (a bug) or OpenSSL cannot be set up.
 pub fn measure_rows(opts: &MacOptions, progress: &mut Progress<'_>) -> Result<Vec<MacRow>, String> {
-    let budget = if opts.quick { Budget::QUICK } else { Budget::FULL };
+    let budget = if opts.quick {
+        Budget::QUICK
+    } else {
+        Budget::FULL
+    };
     let speed_secs = 1;
     let mut rows = Vec::new();
     let total = opts.algorithms.len() * opts.sizes.len();
     for &alg in &opts.algorithms {
         let key = key_for(alg);
-        let fast = alg.new_mac_with_isa(&key, Isa::current()).map_err(|e| e.to_string())?;
-        let portable = alg.new_mac_with_isa(&key, Isa::PORTABLE).map_err(|e| e.to_string())?;
-        let mut evp = EvpMac::new(alg.name(), &key)?;
+        let fast = alg
+            .new_mac_with_isa(&key, Isa::current())
+            .map_err(|e| e.to_string())?;
+        let portable = alg
+            .new_mac_with_isa(&key, Isa::PORTABLE)
+            .map_err(|e| e.to_string())?;
+        let mut evp = if opts.ours_only {
+            None
+        } else {
+            EvpMac::new(alg.name(), &key)?
+        };
         for &size in &opts.sizes {
-            progress.step(&format!("mac {} at {size} B", alg.name()), rows.len(), total);
+            progress.step(
+                &format!("mac {} at {size} B", alg.name()),
+                rows.len(),
+                total,
+            );
             let (single, batch) = measure_ours(&*fast, size, budget);
             let edge = size == opts.sizes[0] || size == opts.sizes[opts.sizes.len() - 1];
-            let (portable_single, portable_batch) = if !opts.quick || edge {
+            let (portable_single, portable_batch) = if !opts.ours_only && (!opts.quick || edge) {
                 let (s, b) = measure_ours(&*portable, size, budget);
                 (Some(s), Some(b))
             } else {
                 (None, None)
             };
-            let openssl_evp = evp.as_mut().map(|e| measure_evp(e, alg.info().nonce_len, size, budget));
+            let openssl_evp = evp
+                .as_mut()
+                .map(|e| measure_evp(e, alg.info().nonce_len, size, budget));
             let (mut openssl_speed, mut openssl_speed_soft) = (None, None);
-            if opts.openssl_speed && (!opts.quick || size == 48) {
+            if opts.openssl_speed && !opts.ours_only && (!opts.quick || size == 48) {
                 if let Some((args, extra, mask)) = speed_args(alg) {
-                    openssl_speed = openssl_speed::ops_per_sec(args, size + extra, speed_secs, None).ok();
+                    openssl_speed =
+                        openssl_speed::ops_per_sec(args, size + extra, speed_secs, None).ok();
                     if !opts.quick {
                         let mask = mask.unwrap_or(openssl_speed::MASK_NO_AESNI);
-                        openssl_speed_soft = openssl_speed::ops_per_sec(args, size + extra, speed_secs, Some(mask)).ok();
+                        openssl_speed_soft =
+                            openssl_speed::ops_per_sec(args, size + extra, speed_secs, Some(mask))
+                                .ok();
                     }
                 }
             }
@@ -183,10 +238,74 @@ pub fn measure_rows(opts: &MacOptions, progress: &mut Progress<'_>) -> Result<Ve
                 openssl_evp_exact: evp.as_ref().is_some_and(EvpMac::is_exact),
                 openssl_speed,
                 openssl_speed_soft,
+                soft_single: None,
+                soft_batch: None,
             });
         }
     }
     Ok(rows)
+}
+
+/// The software build beside this executable (`authtime-soft`, made by
+/// `scripts/build-soft.sh`), or the one `AUTHTIME_SOFT_BIN` names.
+#[must_use]
+pub fn soft_binary() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("AUTHTIME_SOFT_BIN") {
+        return Some(p.into());
+    }
+    let p = std::env::current_exe()
+        .ok()?
+        .with_file_name("authtime-soft");
+    p.is_file().then_some(p)
+}
+
+/// Runs the software build's `bench mac --json --ours-only` with our kernels
+/// off (`AUTHTIME_ISA=portable`) and fills the `soft_*` columns of `rows`.
+///
+/// # Errors
+/// A message when the software build fails or prints something unexpected.
+pub fn add_soft_rows(
+    rows: &mut [MacRow],
+    bin: &std::path::Path,
+    sizes: &[usize],
+    quick: bool,
+) -> Result<(), String> {
+    let mut cmd = std::process::Command::new(bin);
+    cmd.args(["bench", "mac", "--json", "--ours-only"])
+        .env("AUTHTIME_ISA", "portable");
+    for s in sizes {
+        cmd.args(["--size", &s.to_string()]);
+    }
+    if !quick {
+        cmd.arg("--long");
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} failed: {}",
+            bin.display(),
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ));
+    }
+    let parsed: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("software build output: {e}"))?;
+    let soft: Vec<MacRow> = serde_json::from_value(parsed["rows"].clone())
+        .map_err(|e| format!("software build rows: {e}"))?;
+    for row in rows.iter_mut() {
+        if let Some(s) = soft
+            .iter()
+            .find(|s| s.algorithm == row.algorithm && s.size == row.size)
+        {
+            row.soft_single = Some(s.single);
+            row.soft_batch = Some(s.batch);
+        }
+    }
+    Ok(())
 }
 
 fn mpps(x: f64) -> String {
@@ -198,7 +317,13 @@ fn opt(x: Option<f64>, f: impl Fn(f64) -> String) -> String {
 }
 
 fn ratio(a: f64, b: Option<f64>) -> String {
-    opt(b, |b| if b > 0.0 { format!("{:.1}×", a / b) } else { "–".into() })
+    opt(b, |b| {
+        if b > 0.0 {
+            format!("{:.1}×", a / b)
+        } else {
+            "–".into()
+        }
+    })
 }
 
 /// Builds the section from measured rows.
@@ -215,6 +340,7 @@ pub fn section(rows: &[MacRow], ghz: Option<f64>, quick: bool) -> Section {
             "ours batch Mpps",
             "ours batch c/pkt",
             "ours portable 1-pkt Mpps",
+            "ours no-NI build 1-pkt Mpps (c/B)",
             "OpenSSL EVP Mpps",
             "openssl speed Mpps",
             "1-pkt ÷ EVP",
@@ -223,17 +349,31 @@ pub fn section(rows: &[MacRow], ghz: Option<f64>, quick: bool) -> Section {
         ],
     );
     for r in rows.iter().filter(|r| r.size == 48) {
-        let draft = DRAFT_2016.iter().find(|d| d.0.name() == r.algorithm).map_or_else(
-            || "–".to_owned(),
-            |d| format!("{:.2} ({}) / {:.2} ({})", d.1 / 1e6, d.3, d.2 / 1e6, d.4),
-        );
-        let evp_note = if r.openssl_evp_exact { "" } else { " (BLAKE2s)" };
+        let draft = DRAFT_2016
+            .iter()
+            .find(|d| d.0.name() == r.algorithm)
+            .map_or_else(
+                || "–".to_owned(),
+                |d| format!("{:.2} ({}) / {:.2} ({})", d.1 / 1e6, d.3, d.2 / 1e6, d.4),
+            );
+        let evp_note = if r.openssl_evp_exact {
+            ""
+        } else {
+            " (BLAKE2s)"
+        };
         t48.row(vec![
             r.algorithm.clone(),
             mpps(r.single),
             mpps(r.batch),
             cyc(r.batch),
             opt(r.portable_single, mpps),
+            opt(r.soft_single, |p| {
+                format!(
+                    "{} ({})",
+                    mpps(p),
+                    ghz.map_or_else(|| "–".into(), |g| format!("{:.1}", g * 1e9 / p / 48.0))
+                )
+            }),
             format!("{}{evp_note}", opt(r.openssl_evp, mpps)),
             opt(r.openssl_speed, mpps),
             ratio(r.single, r.openssl_evp),
@@ -251,9 +391,24 @@ pub fn section(rows: &[MacRow], ghz: Option<f64>, quick: bool) -> Section {
 
     let mut all = Table::new(
         "All sizes: cycles per byte",
-        &["algorithm", "bytes", "ours 1-pkt c/B", "ours batch c/B", "portable batch c/B", "OpenSSL EVP c/B", "openssl speed c/B", "openssl speed no-NI c/B", "1-pkt ÷ EVP"],
+        &[
+            "algorithm",
+            "bytes",
+            "ours 1-pkt c/B",
+            "ours batch c/B",
+            "portable batch c/B",
+            "OpenSSL EVP c/B",
+            "openssl speed c/B",
+            "openssl speed no-NI c/B",
+            "1-pkt ÷ EVP",
+        ],
     );
-    let cpb = |pps: f64, size: usize| ghz.map_or_else(|| "–".to_owned(), |g| format!("{:.2}", g * 1e9 / pps / size as f64));
+    let cpb = |pps: f64, size: usize| {
+        ghz.map_or_else(
+            || "–".to_owned(),
+            |g| format!("{:.2}", g * 1e9 / pps / size as f64),
+        )
+    };
     for r in rows {
         all.row(vec![
             r.algorithm.clone(),
@@ -271,7 +426,15 @@ pub fn section(rows: &[MacRow], ghz: Option<f64>, quick: bool) -> Section {
     tables.push(all);
 
     let mut series = Vec::new();
-    for name in ["aes128-cmac", "hmac-sha256", "hmac-md5", "md5-legacy", "poly1305-chacha20", "blake3-keyed", "siphash24"] {
+    for name in [
+        "aes128-cmac",
+        "hmac-sha256",
+        "hmac-md5",
+        "md5-legacy",
+        "poly1305-chacha20",
+        "blake3-keyed",
+        "siphash24",
+    ] {
         let pts = |f: &dyn Fn(&MacRow) -> Option<f64>| -> Vec<(f64, f64)> {
             rows.iter()
                 .filter(|r| r.algorithm == name)
@@ -280,18 +443,31 @@ pub fn section(rows: &[MacRow], ghz: Option<f64>, quick: bool) -> Section {
         };
         let batch = pts(&|r| Some(r.batch));
         if !batch.is_empty() {
-            series.push(Series { name: format!("{name} (authtime batch)"), points: batch });
+            series.push(Series {
+                name: format!("{name} (authtime batch)"),
+                points: batch,
+            });
         }
         if matches!(name, "aes128-cmac" | "hmac-sha256") {
-            series.push(Series { name: format!("{name} (authtime 1-pkt)"), points: pts(&|r| Some(r.single)) });
-            series.push(Series { name: format!("{name} (OpenSSL EVP)"), points: pts(&|r| r.openssl_evp) });
+            series.push(Series {
+                name: format!("{name} (authtime 1-pkt)"),
+                points: pts(&|r| Some(r.single)),
+            });
+            series.push(Series {
+                name: format!("{name} (OpenSSL EVP)"),
+                points: pts(&|r| r.openssl_evp),
+            });
         }
     }
     let plot = Plot {
         stem: "mac-cycles-per-packet".into(),
         title: "MAC cost per packet by size".into(),
         x_label: "packet size (bytes)".into(),
-        y_label: if ghz.is_some() { "cycles per packet".into() } else { "ns per packet".into() },
+        y_label: if ghz.is_some() {
+            "cycles per packet".into()
+        } else {
+            "ns per packet".into()
+        },
         log_x: true,
         log_y: true,
         series,
@@ -301,7 +477,7 @@ pub fn section(rows: &[MacRow], ghz: Option<f64>, quick: bool) -> Section {
     let mut findings = Vec::new();
     if let Some(r) = find("aes128-cmac") {
         findings.push(format!(
-            "AES-128-CMAC at 48 B: batch {} Mpps = {} × `openssl speed -cmac` (target 30×), one packet {} × OpenSSL EVP (target 3×).",
+            "AES-128-CMAC at 48 B: batch {} Mpps = {} `openssl speed -cmac` (target 30×), one packet {} OpenSSL EVP (target 3×).",
             mpps(r.batch),
             ratio(r.batch, r.openssl_speed),
             ratio(r.single, r.openssl_evp)
@@ -309,7 +485,7 @@ pub fn section(rows: &[MacRow], ghz: Option<f64>, quick: bool) -> Section {
     }
     if let Some(r) = find("hmac-sha256") {
         findings.push(format!(
-            "HMAC-SHA256 at 48 B: batch {} Mpps = {} × `openssl speed -hmac sha256` (target 6×).",
+            "HMAC-SHA256 at 48 B: batch {} Mpps = {} `openssl speed -hmac sha256` (target 6×).",
             mpps(r.batch),
             ratio(r.batch, r.openssl_speed)
         ));
@@ -333,8 +509,9 @@ pub fn section(rows: &[MacRow], ghz: Option<f64>, quick: bool) -> Section {
             "Each figure is the median of {} runs of {} ms of thread CPU time (items per CPU-second, as `openssl speed` \
              divides by user time). Cycles are estimated from a calibrated dependent-add chain (the VM has no PMU). \
              Ours: `Mac::compute` per packet and `Mac::compute_many` on {BATCH} packets, kernels chosen by CPU features; \
-             `portable` forces `Isa::PORTABLE` (our SIMD kernels off; the RustCrypto crates underneath still use AES-NI/SHA-NI, \
-             which only a build with `--cfg aes_backend=\"soft\"` removes). OpenSSL EVP: the per-packet EVP_MAC init/update/final \
+             `portable` forces `Isa::PORTABLE` (our SIMD kernels off; the RustCrypto crates underneath still use AES-NI/SHA-NI). \
+             `no-NI build`: `authtime-soft` (scripts/build-soft.sh: the RustCrypto crates compiled with their software \
+             backends) run with `AUTHTIME_ISA=portable`, so nothing uses AES-NI, PCLMULQDQ or SHA-NI: the draft's second column. OpenSSL EVP: the per-packet EVP_MAC init/update/final \
              loop (`evpmac` of the reference notes), tags checked equal to ours. `openssl speed -mr -seconds 1`{}, same run, same core.",
             if quick { 5 } else { 7 },
             if quick { 20 } else { 200 },

@@ -81,7 +81,11 @@ pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result
     for inner in INNER {
         let full = inner.new_mac(&key).map_err(|e| e.to_string())?;
         for size in SIZES {
-            progress.step(&format!("partial cost {} at {size} B", inner.name()), step, steps);
+            progress.step(
+                &format!("partial cost {} at {size} B", inner.name()),
+                step,
+                steps,
+            );
             step += 1;
             let msg = vec![0xa5u8; size];
             let full_pps = measure(budget, 1, || {
@@ -89,15 +93,28 @@ pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result
             })
             .median;
             for rate in RATES {
-                let partial = PartialMac::new(PartialSpec::new(inner, rate).map_err(|e| e.to_string())?, &key)
-                    .map_err(|e| e.to_string())?;
+                let partial = PartialMac::new(
+                    PartialSpec::new(inner, rate).map_err(|e| e.to_string())?,
+                    &key,
+                )
+                .map_err(|e| e.to_string())?;
                 let mut seq = 0u64;
                 let partial_pps = measure(budget, 1, || {
                     seq += 1;
-                    std::hint::black_box(partial.compute(&seq.to_be_bytes(), std::hint::black_box(&msg)).ok());
+                    std::hint::black_box(
+                        partial
+                            .compute(&seq.to_be_bytes(), std::hint::black_box(&msg))
+                            .ok(),
+                    );
                 })
                 .median;
-                costs.push(CostRow { inner: inner.name().into(), rate, size, partial_pps, full_pps });
+                costs.push(CostRow {
+                    inner: inner.name().into(),
+                    rate,
+                    size,
+                    partial_pps,
+                    full_pps,
+                });
             }
         }
     }
@@ -107,10 +124,17 @@ pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result
     let mut detects = Vec::new();
     let mut rng = Rng(0x0123_4567_89ab_cdef);
     for rate in RATES {
-        let mac = PartialMac::new(PartialSpec::new(Algorithm::Aes128Cmac, rate).map_err(|e| e.to_string())?, &key)
-            .map_err(|e| e.to_string())?;
+        let mac = PartialMac::new(
+            PartialSpec::new(Algorithm::Aes128Cmac, rate).map_err(|e| e.to_string())?,
+            &key,
+        )
+        .map_err(|e| e.to_string())?;
         for size in [48usize, 1500] {
-            progress.step(&format!("partial detection, rate {rate}, {size} B"), step, steps);
+            progress.step(
+                &format!("partial detection, rate {rate}, {size} B"),
+                step,
+                steps,
+            );
             step += 1;
             let msg: Vec<u8> = (0..size).map(|i| i as u8).collect();
             for k in CHANGED.into_iter().filter(|&k| k <= size) {
@@ -120,7 +144,8 @@ pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result
                     let nonce = rng.next().to_be_bytes();
                     let off = rng.below(size - k + 1);
                     let selected = mac.selected_pieces(&nonce, size);
-                    let caught = (off / PIECE_LEN..=(off + k - 1) / PIECE_LEN).any(|p| selected.binary_search(&p).is_ok());
+                    let caught = (off / PIECE_LEN..=(off + k - 1) / PIECE_LEN)
+                        .any(|p| selected.binary_search(&p).is_ok());
                     detected += usize::from(caught);
                     if t < verified {
                         // The real check: tag the packet, tamper with k bytes, verify.
@@ -150,7 +175,15 @@ pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result
 
     let mut cost_table = Table::new(
         "Cost: partial MAC vs full MAC, one packet at a time",
-        &["inner MAC", "bytes", "rate", "partial Mpps", "full Mpps", "partial ÷ full speed", "partial c/pkt"],
+        &[
+            "inner MAC",
+            "bytes",
+            "rate",
+            "partial Mpps",
+            "full Mpps",
+            "partial ÷ full speed",
+            "partial c/pkt",
+        ],
     );
     for r in &costs {
         cost_table.row(vec![
@@ -167,7 +200,16 @@ pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result
 
     let mut det_table = Table::new(
         "Detection probability for k changed contiguous bytes (AES-128-CMAC inner)",
-        &["bytes", "rate", "k", "bound 1-(1-p)^ceil(k/8)", "expected (random offset)", "simulated", "trials", "real verify disagreements"],
+        &[
+            "bytes",
+            "rate",
+            "k",
+            "bound 1-(1-p)^ceil(k/8)",
+            "expected (random offset)",
+            "simulated",
+            "trials",
+            "real verify disagreements",
+        ],
     );
     for r in &detects {
         det_table.row(vec![
@@ -190,7 +232,11 @@ pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result
         stem: "partial-cost".into(),
         title: "Partial AES-CMAC: cycles per packet by size and rate".into(),
         x_label: "packet size (bytes)".into(),
-        y_label: if ghz.is_some() { "cycles per packet".into() } else { "ns per packet".into() },
+        y_label: if ghz.is_some() {
+            "cycles per packet".into()
+        } else {
+            "ns per packet".into()
+        },
         log_x: true,
         log_y: true,
         series: RATES
@@ -214,7 +260,10 @@ pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result
             .collect(),
     };
 
-    let max_gap = detects.iter().map(|r| (r.simulated - r.expected).abs()).fold(0.0, f64::max);
+    let max_gap = detects
+        .iter()
+        .map(|r| (r.simulated - r.expected).abs())
+        .fold(0.0, f64::max);
     let disagreements: usize = detects.iter().map(|r| r.verify_disagreements).sum();
     let wins: Vec<String> = costs
         .iter()

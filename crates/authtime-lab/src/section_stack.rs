@@ -19,7 +19,12 @@ use crate::{
 };
 
 const SIZES: [usize; 7] = [10, 48, 100, 256, 512, 1000, 1500];
-const MACS: [Algorithm; 4] = [Algorithm::HmacSha1, Algorithm::HmacMd5, Algorithm::Aes128Cmac, Algorithm::Blake3Keyed];
+const MACS: [Algorithm; 4] = [
+    Algorithm::HmacSha1,
+    Algorithm::HmacMd5,
+    Algorithm::Aes128Cmac,
+    Algorithm::Blake3Keyed,
+];
 
 #[derive(Debug, Clone, serde::Serialize)]
 struct StackRow {
@@ -34,15 +39,18 @@ struct StackRow {
 fn udp_ns(size: usize, count: usize, limit: Duration) -> Result<f64, String> {
     let rx = UdpSocket::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     let tx = UdpSocket::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    tx.connect(rx.local_addr().map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
-    rx.set_read_timeout(Some(Duration::from_secs(1))).map_err(|e| e.to_string())?;
+    tx.connect(rx.local_addr().map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    rx.set_read_timeout(Some(Duration::from_secs(1)))
+        .map_err(|e| e.to_string())?;
     let out = vec![0x42u8; size];
     let mut buf = vec![0u8; 2048];
     let (start, cpu0) = (Instant::now(), process_cpu_time());
     let mut done = 0;
     while done < count && start.elapsed() < limit {
         tx.send(&out).map_err(|e| e.to_string())?;
-        rx.recv(&mut buf).map_err(|e| format!("loopback UDP receive: {e}"))?;
+        rx.recv(&mut buf)
+            .map_err(|e| format!("loopback UDP receive: {e}"))?;
         done += 1;
     }
     Ok((process_cpu_time() - cpu0).as_nanos() as f64 / done.max(1) as f64)
@@ -52,17 +60,20 @@ fn udp_ns(size: usize, count: usize, limit: Duration) -> Result<f64, String> {
 /// loopback TCP connection (TCP_NODELAY), bounded by `limit`.
 fn tcp_ns(size: usize, count: usize, limit: Duration) -> Result<f64, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    let mut tx = TcpStream::connect(listener.local_addr().map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let mut tx = TcpStream::connect(listener.local_addr().map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
     let (mut rx, _) = listener.accept().map_err(|e| e.to_string())?;
     tx.set_nodelay(true).map_err(|e| e.to_string())?;
-    rx.set_read_timeout(Some(Duration::from_secs(1))).map_err(|e| e.to_string())?;
+    rx.set_read_timeout(Some(Duration::from_secs(1)))
+        .map_err(|e| e.to_string())?;
     let out = vec![0x42u8; size];
     let mut buf = vec![0u8; size];
     let (start, cpu0) = (Instant::now(), process_cpu_time());
     let mut done = 0;
     while done < count && start.elapsed() < limit {
         tx.write_all(&out).map_err(|e| e.to_string())?;
-        rx.read_exact(&mut buf).map_err(|e| format!("loopback TCP receive: {e}"))?;
+        rx.read_exact(&mut buf)
+            .map_err(|e| format!("loopback TCP receive: {e}"))?;
         done += 1;
     }
     Ok((process_cpu_time() - cpu0).as_nanos() as f64 / done.max(1) as f64)
@@ -74,16 +85,32 @@ fn tcp_ns(size: usize, count: usize, limit: Duration) -> Result<f64, String> {
 /// A message when loopback sockets cannot be used.
 pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result<Section, String> {
     let budget = if quick { Budget::QUICK } else { Budget::FULL };
-    let (count, limit, reps) = if quick { (3_000, Duration::from_secs(2), 3) } else { (30_000, Duration::from_secs(10), 5) };
+    let (count, limit, reps) = if quick {
+        (3_000, Duration::from_secs(2), 3)
+    } else {
+        (30_000, Duration::from_secs(10), 5)
+    };
     let macs: Vec<(Algorithm, Box<dyn Mac>)> = MACS
         .iter()
-        .map(|&a| a.new_mac(&vec![7u8; a.info().key.typical()]).map(|m| (a, m)).map_err(|e| e.to_string()))
+        .map(|&a| {
+            a.new_mac(&vec![7u8; a.info().key.typical()])
+                .map(|m| (a, m))
+                .map_err(|e| e.to_string())
+        })
         .collect::<Result<_, _>>()?;
     let mut rows = Vec::new();
     for (i, size) in SIZES.into_iter().enumerate() {
-        progress.step(&format!("stack UDP/TCP loopback at {size} B"), i, SIZES.len());
-        let mut udp: Vec<f64> = (0..reps).map(|_| udp_ns(size, count, limit)).collect::<Result<_, _>>()?;
-        let mut tcp: Vec<f64> = (0..reps).map(|_| tcp_ns(size, count, limit)).collect::<Result<_, _>>()?;
+        progress.step(
+            &format!("stack UDP/TCP loopback at {size} B"),
+            i,
+            SIZES.len(),
+        );
+        let mut udp: Vec<f64> = (0..reps)
+            .map(|_| udp_ns(size, count, limit))
+            .collect::<Result<_, _>>()?;
+        let mut tcp: Vec<f64> = (0..reps)
+            .map(|_| tcp_ns(size, count, limit))
+            .collect::<Result<_, _>>()?;
         let msg = vec![0x42u8; size];
         let mac_ns = macs
             .iter()
@@ -106,16 +133,34 @@ pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result
     let cyc = |ns: f64| ghz.map_or_else(|| format!("{ns:.0} ns"), |g| format!("{:.0}", ns * g));
     let mut table = Table::new(
         "Kernel path vs MAC, per packet (send + receive on loopback)",
-        &["bytes", "UDP c/pkt", "TCP c/pkt", "TCP c/B", "HMAC-SHA1 c/pkt", "HMAC-SHA1 share of UDP+MAC", "HMAC-MD5 share", "AES-CMAC share", "BLAKE3 share"],
+        &[
+            "bytes",
+            "UDP c/pkt",
+            "TCP c/pkt",
+            "TCP c/B",
+            "HMAC-SHA1 c/pkt",
+            "HMAC-SHA1 share of UDP+MAC",
+            "HMAC-MD5 share",
+            "AES-CMAC share",
+            "BLAKE3 share",
+        ],
     );
-    let mac = |r: &StackRow, name: &str| r.mac_ns.iter().find(|(n, _)| n == name).map_or(0.0, |(_, v)| *v);
+    let mac = |r: &StackRow, name: &str| {
+        r.mac_ns
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(0.0, |(_, v)| *v)
+    };
     let share = |m: f64, stack: f64| format!("{:.1}%", 100.0 * m / (m + stack));
     for r in &rows {
         table.row(vec![
             r.size.to_string(),
             cyc(r.udp_ns),
             cyc(r.tcp_ns),
-            ghz.map_or_else(|| "–".into(), |g| format!("{:.1}", r.tcp_ns * g / r.size as f64)),
+            ghz.map_or_else(
+                || "–".into(),
+                |g| format!("{:.1}", r.tcp_ns * g / r.size as f64),
+            ),
             cyc(mac(r, "hmac-sha1")),
             share(mac(r, "hmac-sha1"), r.udp_ns),
             share(mac(r, "hmac-md5"), r.udp_ns),
@@ -127,7 +172,10 @@ pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result
                   Share = MAC / (kernel path + MAC): the fraction of the CPU a MAC adds to receiving and sending the packet."
         .into();
 
-    let mut post = Table::new("The post's figures (Pentium II, Linux 2.2.14, 1999)", &["what", "figure"]);
+    let mut post = Table::new(
+        "The post's figures (Pentium II, Linux 2.2.14, 1999)",
+        &["what", "figure"],
+    );
     for (w, f) in [
         ("TCP at 10-byte packets", "~1000 cycles/byte"),
         ("TCP at 100-byte packets", "~100 cycles/byte"),
@@ -143,17 +191,33 @@ pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result
         stem: "stack-vs-mac".into(),
         title: "Kernel path vs MAC cost per packet".into(),
         x_label: "packet size (bytes)".into(),
-        y_label: if ghz.is_some() { "cycles per packet".into() } else { "ns per packet".into() },
+        y_label: if ghz.is_some() {
+            "cycles per packet".into()
+        } else {
+            "ns per packet".into()
+        },
         log_x: true,
         log_y: true,
         series: {
             let g = ghz.unwrap_or(1.0);
             let mut s = vec![
-                Series { name: "UDP loopback send+recv".into(), points: rows.iter().map(|r| (r.size as f64, r.udp_ns * g)).collect() },
-                Series { name: "TCP loopback write+read".into(), points: rows.iter().map(|r| (r.size as f64, r.tcp_ns * g)).collect() },
+                Series {
+                    name: "UDP loopback send+recv".into(),
+                    points: rows.iter().map(|r| (r.size as f64, r.udp_ns * g)).collect(),
+                },
+                Series {
+                    name: "TCP loopback write+read".into(),
+                    points: rows.iter().map(|r| (r.size as f64, r.tcp_ns * g)).collect(),
+                },
             ];
             for a in MACS {
-                s.push(Series { name: a.name().into(), points: rows.iter().map(|r| (r.size as f64, mac(r, a.name()) * g)).collect() });
+                s.push(Series {
+                    name: a.name().into(),
+                    points: rows
+                        .iter()
+                        .map(|r| (r.size as f64, mac(r, a.name()) * g))
+                        .collect(),
+                });
             }
             s
         },

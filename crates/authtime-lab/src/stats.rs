@@ -7,7 +7,11 @@ pub fn median(samples: &mut [f64]) -> Option<f64> {
     }
     samples.sort_by(f64::total_cmp);
     let n = samples.len();
-    Some(if n % 2 == 1 { samples[n / 2] } else { (samples[n / 2 - 1] + samples[n / 2]) / 2.0 })
+    Some(if n % 2 == 1 {
+        samples[n / 2]
+    } else {
+        (samples[n / 2 - 1] + samples[n / 2]) / 2.0
+    })
 }
 
 /// A rate measured several times.
@@ -28,7 +32,12 @@ impl Measured {
     #[must_use]
     pub fn from_samples(mut samples: Vec<f64>) -> Option<Self> {
         let median = median(&mut samples)?;
-        Some(Self { median, min: samples[0], max: samples[samples.len() - 1], runs: samples.len() })
+        Some(Self {
+            median,
+            min: samples[0],
+            max: samples[samples.len() - 1],
+            runs: samples.len(),
+        })
     }
 }
 

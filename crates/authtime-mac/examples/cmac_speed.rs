@@ -3,13 +3,17 @@
 //!
 //! Method: each figure is the median of 5 samples; a sample repeats the
 //! operation for about 0.2 s. Time is this thread's CPU time, read without libc
-//! from `/proc/thread-self/schedstat` (nanoseconds on CPU), so that other jobs on
-//! the shared vCPUs do not count against us; OpenSSL's `speed` likewise divides
-//! by user CPU time. Where schedstat is missing, wall time (`Instant`) is used.
-//! Cycles are estimated at `CMAC_GHZ` (default 3.6) GHz: the VM has no cycle
-//! counter.
+//! from `/proc/thread-self/schedstat` (nanoseconds on CPU, updated at each
+//! scheduler tick: ±2 % on a sample), so that other jobs on the shared vCPUs
+//! do not count against us; OpenSSL's `speed` likewise divides by user CPU
+//! time. With `--wall` (for runs under `chrt -f`, where nothing preempts us),
+//! or where schedstat is missing, wall time (`Instant`) is used.
 //!
-//! Run: `cargo run --release -p authtime-mac --example cmac_speed [-- --no-openssl]`.
+//! The VM has no cycle counter. Cycles are given at `CMAC_GHZ` (default 3.6)
+//! GHz and at the clock probed in the same run: a chain of dependent
+//! rotate-and-multiply steps, 4 cycles each (as the anchors' add chain).
+//!
+//! Run: `cargo run --release -p authtime-mac --example cmac_speed [-- --no-openssl] [--wall]`.
 
 use std::hint::black_box;
 use std::process::Command;
@@ -21,33 +25,53 @@ const SAMPLES: usize = 5;
 const SAMPLE_TIME: Duration = Duration::from_millis(200);
 const BATCH: usize = 64;
 
-/// A clock of this thread's CPU time in nanoseconds, or wall time when the
-/// kernel does not give it.
+/// A clock of this thread's CPU time in nanoseconds, or of wall time.
 struct Clock {
     start: Instant,
+    cpu: bool,
 }
 
 impl Clock {
+    fn new() -> Self {
+        let wall = std::env::args().any(|a| a == "--wall");
+        Self {
+            start: Instant::now(),
+            cpu: !wall && Self::cpu_ns().is_some(),
+        }
+    }
+
     fn cpu_ns() -> Option<u64> {
         let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
         text.split_whitespace().next()?.parse().ok()
     }
 
-    fn is_cpu_time() -> bool {
-        Self::cpu_ns().is_some()
-    }
-
     fn now_ns(&self) -> u64 {
-        Self::cpu_ns().unwrap_or_else(|| self.start.elapsed().as_nanos() as u64)
+        match self.cpu.then(Self::cpu_ns).flatten() {
+            Some(ns) => ns,
+            None => self.start.elapsed().as_nanos() as u64,
+        }
     }
+}
+
+/// The core clock in GHz: 2^27 dependent steps of 4 cycles (rotate: 1,
+/// multiply: 3 on Zen 4 and on Intel cores since Sandy Bridge).
+fn probe_ghz() -> f64 {
+    let clock = Clock::new();
+    let y = black_box(0x9e37_79b9_7f4a_7c15u64);
+    let mut x = black_box(1u64);
+    let steps = 1u64 << 27;
+    let t0 = clock.now_ns();
+    for _ in 0..steps {
+        x = x.rotate_left(7).wrapping_mul(y);
+    }
+    black_box(x);
+    4.0 * steps as f64 / (clock.now_ns() - t0) as f64
 }
 
 /// Median over [`SAMPLES`] samples of the rate of `op`, which handles
 /// `per_call` packets per call, in packets per second.
 fn rate(per_call: usize, mut op: impl FnMut()) -> f64 {
-    let clock = Clock {
-        start: Instant::now(),
-    };
+    let clock = Clock::new();
     let mut timed = |calls: u64| {
         let t0 = clock.now_ns();
         for _ in 0..calls {
@@ -134,7 +158,8 @@ fn batch(mac: &dyn Mac, len: usize) -> f64 {
     let inputs: Vec<MacInput<'_>> = pkts.iter().map(|p| MacInput::message(p)).collect();
     let mut tags = vec![Tag::EMPTY; BATCH];
     rate(BATCH, || {
-        mac.compute_many(black_box(&inputs), &mut tags).expect("batch");
+        mac.compute_many(black_box(&inputs), &mut tags)
+            .expect("batch");
         black_box(&tags);
     })
 }
@@ -149,7 +174,8 @@ fn batch_mixed(mac: &dyn Mac) -> f64 {
         .collect();
     let mut tags = vec![Tag::EMPTY; BATCH];
     rate(BATCH, || {
-        mac.compute_many(black_box(&inputs), &mut tags).expect("batch");
+        mac.compute_many(black_box(&inputs), &mut tags)
+            .expect("batch");
         black_box(&tags);
     })
 }
@@ -163,48 +189,89 @@ fn main() {
     let key = [0x2b; 16];
     let ours = Algorithm::Aes128Cmac.new_mac(&key).expect("key");
     let no_vaes = Algorithm::Aes128Cmac
-        .new_mac_with_isa(&key, Isa { vaes: false, ..Isa::current() })
+        .new_mac_with_isa(
+            &key,
+            Isa {
+                vaes: false,
+                ..Isa::current()
+            },
+        )
         .expect("key");
     let portable = Algorithm::Aes128Cmac
         .new_mac_with_isa(&key, Isa::PORTABLE)
         .expect("key");
+    let mut probes = vec![probe_ghz()];
     println!("AES-128-CMAC, {ours:?}, isa: {}", Isa::current().describe());
-    let clock = if Clock::is_cpu_time() {
+    let clock = if Clock::new().cpu {
         "thread CPU time"
     } else {
         "wall time"
     };
-    println!("median of {SAMPLES} samples of ~{SAMPLE_TIME:?} {clock}; cycles at {ghz} GHz");
+    println!("median of {SAMPLES} samples of ~{SAMPLE_TIME:?} of {clock}");
+    let mut rows = Vec::new();
+    for len in [48, 68, 256, 1500] {
+        rows.push((format!("batch {BATCH} x {len} B"), len, batch(&*ours, len)));
+        rows.push((
+            format!("batch {BATCH} x {len} B, xmm AES-NI"),
+            len,
+            batch(&*no_vaes, len),
+        ));
+        rows.push((format!("one packet {len} B"), len, one_packet(&*ours, len)));
+    }
+    probes.push(probe_ghz());
+    rows.push((
+        "batch 64 x 48/68 B alternating".to_owned(),
+        48,
+        batch_mixed(&*ours),
+    ));
+    rows.push((
+        "one packet 48 B, chained (latency)".to_owned(),
+        48,
+        one_packet_chained(&*ours, 48),
+    ));
+    rows.push((
+        "one packet 48 B, RustCrypto cmac".to_owned(),
+        48,
+        one_packet(&*portable, 48),
+    ));
+    rows.push((
+        "batch 64 x 48 B, RustCrypto cmac".to_owned(),
+        48,
+        batch(&*portable, 48),
+    ));
+    probes.push(probe_ghz());
+    probes.sort_by(f64::total_cmp);
+    let probed = probes[1];
     println!(
-        "{:<34} {:>12} {:>9} {:>12} {:>8}",
-        "case", "Mpkt/s", "c/pkt", "OpenSSL M/s", "ratio"
+        "clock probe: {probed:.2} GHz (of {:.2}, {:.2}, {:.2})",
+        probes[0], probes[1], probes[2]
     );
+
     let mut openssl = std::collections::HashMap::new();
-    let mut row = |name: &str, len: usize, pps: f64| {
-        let peer = if with_openssl {
-            *openssl
-                .entry(len)
-                .or_insert_with(|| openssl_rate(len, if len == 48 { 3 } else { 1 }))
-        } else {
-            None
-        };
-        let (peer_s, ratio_s) = match peer {
+    if with_openssl {
+        for len in [48, 68, 256, 1500] {
+            openssl.insert(len, openssl_rate(len, if len == 48 { 3 } else { 1 }));
+        }
+    }
+    println!(
+        "{:<36} {:>9} {:>11} {:>11} {:>12} {:>8}",
+        "case",
+        "Mpkt/s",
+        format!("c/pkt@{ghz}"),
+        format!("c/pkt@{probed:.2}"),
+        "OpenSSL M/s",
+        "ratio"
+    );
+    for (name, len, pps) in rows {
+        let (peer, ratio) = match openssl.get(&len).copied().flatten() {
             Some(p) => (format!("{:.2}", p / 1e6), format!("{:.1}x", pps / p)),
             None => ("-".to_owned(), "-".to_owned()),
         };
         println!(
-            "{name:<34} {:>12.2} {:>9.1} {peer_s:>12} {ratio_s:>8}",
+            "{name:<36} {:>9.2} {:>11.1} {:>11.1} {peer:>12} {ratio:>8}",
             pps / 1e6,
-            ghz * 1e9 / pps
+            ghz * 1e9 / pps,
+            probed * 1e9 / pps
         );
-    };
-    for len in [48, 68, 256, 1500] {
-        row(&format!("batch {BATCH} x {len} B (vaes)"), len, batch(&*ours, len));
-        row(&format!("batch {BATCH} x {len} B (xmm aes-ni)"), len, batch(&*no_vaes, len));
-        row(&format!("one packet {len} B"), len, one_packet(&*ours, len));
     }
-    row("batch 64 x 48/68 B mixed (vaes)", 48, batch_mixed(&*ours));
-    row("one packet 48 B chained (latency)", 48, one_packet_chained(&*ours, 48));
-    row("one packet 48 B, RustCrypto cmac", 48, one_packet(&*portable, 48));
-    row("batch 64 x 48 B, RustCrypto cmac", 48, batch(&*portable, 48));
 }

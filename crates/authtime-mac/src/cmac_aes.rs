@@ -15,6 +15,10 @@ use crate::kernels::cmac_x86::{CmacX86, cmac_blocks};
 use crate::{Algorithm, Isa, Mac, MacError, MacInput, Tag, mac::check_nonce};
 
 /// The implementation chosen for one key, once, when it is set up.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per key, already behind the `Box<dyn Mac>`; a second box would cost a load per packet"
+)]
 enum Engine {
     /// RustCrypto `cmac` (any CPU).
     Aes128(Cmac<Aes128>),
@@ -38,7 +42,11 @@ impl AesCmac {
             got: key.len(),
             expected: algorithm.info().key,
         };
-        let want = if algorithm == Algorithm::Aes128Cmac { 16 } else { 32 };
+        let want = if algorithm == Algorithm::Aes128Cmac {
+            16
+        } else {
+            32
+        };
         if key.len() != want {
             return Err(bad_len());
         }
@@ -84,38 +92,56 @@ impl AesCmac {
     }
 }
 
-/// Batch on the x86 kernels: messages grouped by CMAC block count, each group
-/// run side by side. The nonces were checked empty.
+/// Batch of mixed block counts on the x86 kernels, in one pass and without
+/// allocation: messages go into a few buckets by block count, a bucket runs
+/// side by side as soon as it fills the kernel's lanes, and the partial
+/// buckets run at the end (or when a fifth block count needs a bucket).
 #[cfg(target_arch = "x86_64")]
-fn tag_grouped(kernel: &CmacX86, inputs: &[MacInput<'_>], tags: &mut [Tag]) {
-    let Some(first) = inputs.first() else { return };
-    let n = cmac_blocks(first.message.len());
-    // NTP batches are mostly of one packet size: no sorting then. Lengths
-    // with n blocks are lo..=lo + span.
-    let (lo, span) = if n == 1 { (0, 16) } else { (16 * (n - 1) + 1, 15) };
-    if inputs
-        .iter()
-        .fold(true, |same, i| same & (i.message.len().wrapping_sub(lo) <= span))
-    {
-        kernel.tag_group(
-            inputs.len(),
-            |i| inputs[i].message,
-            |i, tag| tags[i] = Tag::from_slice(&tag),
+fn tag_bucketed(kernel: &CmacX86, inputs: &[MacInput<'_>], tags: &mut [Tag]) {
+    const BUCKETS: usize = 4;
+    const CAPACITY: usize = 32;
+    let width = kernel.lane_width().min(CAPACITY);
+    let mut blocks = [0usize; BUCKETS];
+    let mut fill = [0usize; BUCKETS];
+    let mut members = [[0usize; CAPACITY]; BUCKETS];
+    let mut flush = |members: &[usize]| {
+        let done = kernel.tag_group(
+            members.len(),
+            |j| inputs[members[j]].message,
+            |j, tag| tags[members[j]] = Tag::from_slice(&tag),
         );
-        return;
+        // A bucket holds one block count, so the kernel takes all of it;
+        // should it not, the one-packet path finishes the job.
+        if let Err(from) = done {
+            for &i in &members[from..] {
+                tags[i] = Tag::from_slice(&kernel.tag(inputs[i].message));
+            }
+        }
+    };
+    for (i, input) in inputs.iter().enumerate() {
+        let n = cmac_blocks(input.message.len());
+        let b = match (0..BUCKETS).find(|&b| fill[b] > 0 && blocks[b] == n) {
+            Some(b) => b,
+            None => {
+                let b = (0..BUCKETS).max_by_key(|&b| fill[b]).unwrap_or(0);
+                let b = (0..BUCKETS).find(|&b| fill[b] == 0).unwrap_or(b);
+                if fill[b] > 0 {
+                    flush(&members[b][..fill[b]]);
+                    fill[b] = 0;
+                }
+                blocks[b] = n;
+                b
+            }
+        };
+        members[b][fill[b]] = i;
+        fill[b] += 1;
+        if fill[b] == width {
+            flush(&members[b][..width]);
+            fill[b] = 0;
+        }
     }
-    let mut order: Vec<(usize, usize)> = inputs
-        .iter()
-        .enumerate()
-        .map(|(i, input)| (cmac_blocks(input.message.len()), i))
-        .collect();
-    order.sort_unstable();
-    for group in order.chunk_by(|a, b| a.0 == b.0) {
-        kernel.tag_group(
-            group.len(),
-            |j| inputs[group[j].1].message,
-            |j, tag| tags[group[j].1] = Tag::from_slice(&tag),
-        );
+    for b in 0..BUCKETS {
+        flush(&members[b][..fill[b]]);
     }
 }
 
@@ -154,7 +180,19 @@ impl Mac for AesCmac {
         }
         match &self.engine {
             #[cfg(target_arch = "x86_64")]
-            Engine::X86(kernel) => tag_grouped(kernel, inputs, tags),
+            Engine::X86(kernel) => {
+                // NTP batches are mostly of one packet size: run the batch as
+                // one group, and bucket by block count only from the first
+                // chunk that mixes them.
+                let done = kernel.tag_group(
+                    inputs.len(),
+                    |i| inputs[i].message,
+                    |i, tag| tags[i] = Tag::from_slice(&tag),
+                );
+                if let Err(from) = done {
+                    tag_bucketed(kernel, &inputs[from..], &mut tags[from..]);
+                }
+            }
             _ => {
                 for (input, tag) in inputs.iter().zip(tags.iter_mut()) {
                     *tag = self.portable_tag(input.message);
@@ -217,7 +255,15 @@ mod tests {
     fn engines(algorithm: Algorithm, key: &[u8]) -> Vec<AesCmac> {
         let detected = Isa::detect();
         let mut out = vec![AesCmac::new(algorithm, key, Isa::PORTABLE).expect("key")];
-        let aesni = AesCmac::new(algorithm, key, Isa { vaes: false, ..detected }).expect("key");
+        let aesni = AesCmac::new(
+            algorithm,
+            key,
+            Isa {
+                vaes: false,
+                ..detected
+            },
+        )
+        .expect("key");
         if aesni.engine_name() == "aesni" {
             out.push(aesni);
         } else {
@@ -234,7 +280,11 @@ mod tests {
     }
 
     fn algorithm_for(key: &[u8]) -> Algorithm {
-        if key.len() == 16 { Algorithm::Aes128Cmac } else { Algorithm::Aes256Cmac }
+        if key.len() == 16 {
+            Algorithm::Aes128Cmac
+        } else {
+            Algorithm::Aes256Cmac
+        }
     }
 
     // RFC 4493 section 4 (AES-128) and NIST SP 800-38B appendix D.3 (AES-256),
@@ -343,7 +393,13 @@ mod tests {
             .new_mac_with_isa(&key, Isa::PORTABLE)
             .expect("key");
         let no_vaes = Algorithm::Aes128Cmac
-            .new_mac_with_isa(&key, Isa { vaes: false, ..Isa::detect() })
+            .new_mac_with_isa(
+                &key,
+                Isa {
+                    vaes: false,
+                    ..Isa::detect()
+                },
+            )
             .expect("key");
         let msg = [0x5a; 68];
         let want = reference(&key, &msg);

@@ -13,7 +13,7 @@ use sha1::Sha1;
 use sha2::{Sha224, Sha256};
 
 use crate::kernels::md5_lanes::HmacMd5;
-use crate::kernels::sha_x86::{HmacSha1Ni, HmacSha256Ni, Sha2Variant, ShaNi};
+use crate::kernels::sha_x86::{HmacSha1Ni, HmacSha256Ni, Sha2Variant, ShaNi, tag_of};
 use crate::{Algorithm, Isa, Mac, MacError, MacInput, Tag, mac::check_nonce};
 
 /// The keyed state of one HMAC, by hash and kernel. The SHA-NI states zeroize
@@ -87,8 +87,8 @@ impl Mac for HmacMac {
             Keyed::Sha256(m) => {
                 Tag::from_slice(&m.clone().chain_update(message).finalize().into_bytes()[..len])
             }
-            Keyed::Sha1Ni(k) => Tag::from_slice(&k.mac(message)[..len]),
-            Keyed::Sha2Ni(k) => Tag::from_slice(&k.mac(message)[..len]),
+            Keyed::Sha1Ni(k) => tag_of(&k.mac(message), len),
+            Keyed::Sha2Ni(k) => tag_of(&k.mac(message), len),
         })
     }
 
@@ -170,7 +170,7 @@ mod tests {
         let uniform = lengths[rng.below(lengths.len())];
         (0..size)
             .map(|_| {
-                let len = if size % 2 == 0 {
+                let len = if size.is_multiple_of(2) {
                     uniform
                 } else {
                     lengths[rng.below(lengths.len())]
@@ -238,6 +238,16 @@ mod tests {
                 let mac = HmacMac::new(algorithm, key, Isa::detect());
                 check_batch(&mac, key, &batch(&mut rng, size));
             }
+            // Every length, once in a mixed batch and then four at a time so that
+            // each fills the lanes of one group.
+            let mac = HmacMac::new(algorithm, &keys[0], Isa::detect());
+            let every: Vec<Vec<u8>> = message_lengths().map(|len| rng.bytes(len)).collect();
+            check_batch(&mac, &keys[0], &every);
+            let fours: Vec<Vec<u8>> = message_lengths()
+                .flat_map(|len| (0..4).map(move |_| len))
+                .map(|len| rng.bytes(len))
+                .collect();
+            check_batch(&mac, &keys[0], &fours);
         }
     }
 

@@ -28,8 +28,14 @@ pub struct Isa {
 
 impl Isa {
     /// No extension: every algorithm takes its portable path.
-    pub const PORTABLE: Isa =
-        Isa { aesni: false, pclmul: false, vaes: false, avx2: false, sha: false, avx512: false };
+    pub const PORTABLE: Isa = Isa {
+        aesni: false,
+        pclmul: false,
+        vaes: false,
+        avx2: false,
+        sha: false,
+        avx512: false,
+    };
 
     /// What this CPU has, ignoring `AUTHTIME_ISA`.
     #[must_use]
@@ -105,8 +111,16 @@ impl Isa {
             (self.sha, "sha"),
             (self.avx512, "avx512"),
         ];
-        let on: Vec<&str> = flags.iter().filter(|(on, _)| *on).map(|(_, n)| *n).collect();
-        if on.is_empty() { "portable".to_owned() } else { on.join(" ") }
+        let on: Vec<&str> = flags
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, n)| *n)
+            .collect();
+        if on.is_empty() {
+            "portable".to_owned()
+        } else {
+            on.join(" ")
+        }
     }
 }
 
@@ -116,7 +130,14 @@ mod tests {
 
     #[test]
     fn restrictions_only_remove_features() {
-        let all = Isa { aesni: true, pclmul: true, vaes: true, avx2: true, sha: true, avx512: true };
+        let all = Isa {
+            aesni: true,
+            pclmul: true,
+            vaes: true,
+            avx2: true,
+            sha: true,
+            avx512: true,
+        };
         assert_eq!(all.restricted("portable"), Ok(Isa::PORTABLE));
         let r = all.restricted("no-aesni, no-sha").expect("valid");
         assert!(!r.aesni && !r.vaes && !r.sha && r.avx2 && r.pclmul);

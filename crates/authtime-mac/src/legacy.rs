@@ -50,7 +50,7 @@ impl Mac for LegacyDigest {
         Ok(if let Some(md5) = &self.md5 {
             md5.tag(message)
         } else if let Some(ni) = self.sha_ni {
-            Tag::from_slice(&sha_x86::sha1_legacy(ni, self.key.expose(), message))
+            sha_x86::tag_of(&sha_x86::sha1_legacy(ni, self.key.expose(), message), 20)
         } else {
             Tag::from_slice(
                 &Sha1::new()

@@ -10,9 +10,13 @@
 //!
 //! The primitives come from maintained crates (RustCrypto `aes`, `cmac`,
 //! `hmac`, `sha1`, `sha2`, `md-5`, `aes-gcm`, `chacha20`, `poly1305`; `blake3`;
-//! `siphasher`). What is written here by hand: the legacy digest framing, the
-//! partial-MAC selection, the nonce sealer and the K-way MD5 chaining, because no
-//! crate provides them.
+//! `siphasher`), which are also the portable paths and the test oracles. Written
+//! here by hand, because no crate provides them: the legacy digest framing, the
+//! partial-MAC selection, the nonce sealer, the K-way MD5 chaining, and the
+//! kernels in `kernels/` (AES-NI/VAES CMAC one packet and in lanes, SHA-NI
+//! SHA-1/SHA-256 for HMAC one packet and interleaved, scalar and AVX2 MD5). Each
+//! kernel is chosen once from the CPU's features ([`Isa`]) and tested against
+//! the crate it replaces on random inputs.
 //!
 //! This crate does not parse packets, key files or configuration, and does no I/O.
 
@@ -39,7 +43,7 @@ pub use error::MacError;
 pub use isa::Isa;
 pub use key::{KeyLength, SecretBytes};
 pub use mac::{Mac, MacInput, new_mac};
-pub use md5_kway::{md5, md5_kway};
+pub use md5_kway::{md5, md5_kway, md5_kway_with_isa, md5_parallel8};
 pub use partial::{PIECE_LEN, PartialMac, PartialSpec, detection_probability};
 pub use sealer::{NonceSealer, SealedTag, open_sealed};
 pub use tag::{MAX_TAG_LEN, Tag};

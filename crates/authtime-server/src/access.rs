@@ -87,7 +87,10 @@ mod tests {
         assert!(!l.allows(ip("192.0.2.200")));
         assert!(!l.allows(ip("198.51.100.1")));
         assert!(l.allows(ip("2001:db8::1")));
-        assert!(l.allows(ip("::ffff:192.0.2.1")), "mapped addresses count as IPv4");
+        assert!(
+            l.allows(ip("::ffff:192.0.2.1")),
+            "mapped addresses count as IPv4"
+        );
         let deny_only = list(&[], &["127.0.0.1"]);
         assert!(!deny_only.allows(ip("127.0.0.1")) && deny_only.allows(ip("127.0.0.2")));
     }
@@ -95,7 +98,11 @@ mod tests {
     #[test]
     fn bad_networks_are_explained() {
         assert!(parse_network("10.0.0.0/33").is_err());
-        assert!(parse_network("10.0.0.1/8").expect_err("host bits").contains("10.0.0.0/8"));
+        assert!(
+            parse_network("10.0.0.1/8")
+                .expect_err("host bits")
+                .contains("10.0.0.0/8")
+        );
         assert!(parse_network("x").is_err());
     }
 }

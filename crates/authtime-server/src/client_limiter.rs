@@ -46,7 +46,8 @@ impl ClientLimiter {
     /// Accounts a request from `client` at `now_ns` (monotonic nanoseconds).
     pub fn check(&self, client: IpAddr, now_ns: u64) -> RateVerdict {
         let client = client.to_canonical();
-        let shard = (self.hasher.hash(&self.shard_bytes(client)) as usize) & (self.shards.len() - 1);
+        let shard =
+            (self.hasher.hash(&self.shard_bytes(client)) as usize) & (self.shards.len() - 1);
         match self.shards.get(shard).map(Mutex::lock) {
             Some(Ok(mut limiter)) => limiter.check(client, now_ns),
             // A worker panicked while holding the lock: answer rather than

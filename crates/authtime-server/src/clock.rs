@@ -9,7 +9,10 @@ use authtime_wire::NtpTimestamp;
 #[must_use]
 pub fn now() -> NtpTimestamp {
     match SystemTime::now().duration_since(UNIX_EPOCH) {
-        Ok(d) => NtpTimestamp::from_unix(i64::try_from(d.as_secs()).unwrap_or(i64::MAX), d.subsec_nanos()),
+        Ok(d) => NtpTimestamp::from_unix(
+            i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+            d.subsec_nanos(),
+        ),
         // A clock before 1970 is broken; era arithmetic still works from 0.
         Err(_) => NtpTimestamp::from_unix(0, 0),
     }

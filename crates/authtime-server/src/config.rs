@@ -65,10 +65,7 @@ pub struct NtpSection {
 impl Default for NtpSection {
     fn default() -> Self {
         Self {
-            listen: vec![
-                format!("0.0.0.0:{NTP_PORT}"),
-                format!("[::]:{NTP_PORT}"),
-            ],
+            listen: vec![format!("0.0.0.0:{NTP_PORT}"), format!("[::]:{NTP_PORT}")],
             keys: None,
             key_format: "auto".into(),
             stratum: 2,
@@ -535,13 +532,19 @@ mod tests {
         assert_eq!(settings.workers, 3);
         assert!(!settings.listen_is_default);
         assert_eq!(settings.rate_limit, None);
-        assert_eq!(settings.metrics, Some("127.0.0.1:9123".parse().expect("addr")));
+        assert_eq!(
+            settings.metrics,
+            Some("127.0.0.1:9123".parse().expect("addr"))
+        );
     }
 
     #[test]
     fn reference_ids_are_text_or_ipv4() {
         assert_eq!(parse_reference_id("GPS").expect("ok").0, *b"GPS\0");
-        assert_eq!(parse_reference_id("192.0.2.1").expect("ok").0, [192, 0, 2, 1]);
+        assert_eq!(
+            parse_reference_id("192.0.2.1").expect("ok").0,
+            [192, 0, 2, 1]
+        );
         assert!(parse_reference_id("").is_err());
         assert!(parse_reference_id("A B").is_err());
     }

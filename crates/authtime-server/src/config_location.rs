@@ -71,7 +71,8 @@ fn split_index(part: &str) -> (&str, Option<usize>) {
 mod tests {
     use super::*;
 
-    const TEXT: &str = "# comment\n[ntp]\nlisten = [\"a\",\n  \"b\"]\nstratum = 16\n\n[log]\nlevel = \"x\"\n";
+    const TEXT: &str =
+        "# comment\n[ntp]\nlisten = [\"a\",\n  \"b\"]\nstratum = 16\n\n[log]\nlevel = \"x\"\n";
 
     #[test]
     fn values_array_items_and_missing_keys_are_located() {

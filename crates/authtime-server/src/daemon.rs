@@ -125,7 +125,9 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         }
     }
     if groups.is_empty() {
-        return Err(StartError::System(io::Error::other("no address to listen on")));
+        return Err(StartError::System(io::Error::other(
+            "no address to listen on",
+        )));
     }
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -177,7 +179,9 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         workers_per_address = settings.workers,
         kernel_timestamps,
         keys = running.keys.current().len(),
-        metrics = ?running.metrics_addr,
+        metrics = %running
+            .metrics_addr
+            .map_or_else(|| "off".to_owned(), |a| a.to_string()),
         "serving NTP"
     );
     Ok(running)
@@ -310,5 +314,71 @@ impl Signals {
     /// The handlers cannot be installed.
     pub fn install() -> io::Result<Self> {
         signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]).map(Self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use authtime_keys::{KeyFileFormat, KeyMaterial, KeyType, write_key_file};
+    use authtime_proto::{AuthStatus, ClientConfig, build_request};
+
+    use super::*;
+    use crate::ConfigFile;
+    use crate::clock;
+
+    #[test]
+    fn serves_authenticated_time_reloads_and_stops() {
+        let dir = std::env::temp_dir().join(format!("authtime-daemon-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let key_file = dir.join("chrony.keys");
+        let keys = [KeyMaterial::new(7, KeyType::Aes128Cmac, &[7; 16])];
+        let text = write_key_file(KeyFileFormat::Chrony, &keys).expect("text");
+        std::fs::write(&key_file, text.as_bytes()).expect("write");
+        let settings = ConfigFile::parse(&format!(
+            "[ntp]\nlisten = [\"127.0.0.1:0\"]\nkeys = \"{}\"\nworkers = 2\n",
+            key_file.display()
+        ))
+        .expect("parses")
+        .validate(None)
+        .expect("valid");
+        let running = start(&settings).expect("starts");
+        let addr = running.listen_addrs()[0];
+        assert_ne!(addr.port(), 0);
+
+        let client = UdpSocket::bind("127.0.0.1:0").expect("bind");
+        client
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .expect("timeout");
+        let client_keys = authtime_keys::KeySet::new(&keys).expect("keys");
+        let key = client_keys.get(7);
+        let mut request = [0u8; 128];
+        let (len, pending) =
+            build_request(&ClientConfig::default(), clock::now(), key, &mut request).expect("req");
+        client.send_to(&request[..len], addr).expect("send");
+        let mut reply = [0u8; 128];
+        let (n, _) = client.recv_from(&mut reply).expect("reply");
+        let sample = pending
+            .process_response(&reply[..n], clock::now())
+            .expect("valid sample");
+        assert_eq!(
+            sample.auth,
+            AuthStatus::SymmetricKey {
+                key_id: 7,
+                key_type: KeyType::Aes128Cmac
+            }
+        );
+        assert!(
+            sample.offset.abs() < 0.1 && sample.delay < 0.1,
+            "{sample:?}"
+        );
+        assert_eq!(running.metrics().total().answered_authenticated, 1);
+
+        std::fs::write(&key_file, "bad line\n").expect("write");
+        assert!(running.reload_keys().is_err());
+        assert_eq!(running.metrics().reloads_failed.load(Ordering::Relaxed), 1);
+        running.shutdown();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

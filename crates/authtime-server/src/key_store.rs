@@ -121,8 +121,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("authtime-keystore-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("dir");
         let path = dir.join("chrony.keys");
-        std::fs::write(&path, "1 SHA1 HEX:00112233445566778899AABBCCDDEEFF00112233\n")
-            .expect("write");
+        std::fs::write(
+            &path,
+            "1 SHA1 HEX:00112233445566778899AABBCCDDEEFF00112233\n",
+        )
+        .expect("write");
         let source = KeySource {
             path: path.clone(),
             format: None,

@@ -57,7 +57,10 @@ impl<K: Copy + Default + PartialEq, const N: usize> Default for LabelCounts<K, N
 impl<K: Copy + Default + PartialEq, const N: usize> LabelCounts<K, N> {
     /// Adds `n` to `label`.
     pub fn add(&mut self, label: K, n: u64) {
-        if let Some(entry) = self.entries[..self.len].iter_mut().find(|(k, _)| *k == label) {
+        if let Some(entry) = self.entries[..self.len]
+            .iter_mut()
+            .find(|(k, _)| *k == label)
+        {
             entry.1 += n;
         } else if let Some(entry) = self.entries.get_mut(self.len) {
             *entry = (label, n);
@@ -318,7 +321,10 @@ impl Metrics {
             "counter",
             "Key file reloads (SIGHUP), by result.",
             &[
-                (label("result", "ok"), self.reloads_ok.load(Ordering::Relaxed)),
+                (
+                    label("result", "ok"),
+                    self.reloads_ok.load(Ordering::Relaxed),
+                ),
                 (
                     label("result", "error"),
                     self.reloads_failed.load(Ordering::Relaxed),

@@ -69,38 +69,51 @@ fn answer(mut stream: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
         }
         len += n;
         if len == MAX_REQUEST {
-            return respond(&mut stream, "431 Request Header Fields Too Large", "");
+            return respond(
+                &mut stream,
+                "431 Request Header Fields Too Large",
+                "",
+                false,
+            );
         }
     }
     let line = request[..len]
         .split(|&b| b == b'\n')
         .next()
         .unwrap_or_default();
-    let mut words = line.split(|&b| b == b' ' || b == b'\r').filter(|w| !w.is_empty());
+    let mut words = line
+        .split(|&b| b == b' ' || b == b'\r')
+        .filter(|w| !w.is_empty());
     let (method, target) = (words.next(), words.next());
-    match (method, target) {
-        (Some(b"GET" | b"HEAD"), Some(b"/metrics")) => {
-            let body = metrics.render();
-            respond(&mut stream, "200 OK", &body)
-        }
-        (Some(b"GET" | b"HEAD"), Some(b"/")) => respond(
-            &mut stream,
+    let head_only = method == Some(b"HEAD");
+    let (status, body) = match (method, target) {
+        (Some(b"GET" | b"HEAD"), Some(b"/metrics")) => ("200 OK", metrics.render()),
+        (Some(b"GET" | b"HEAD"), Some(b"/")) => (
             "200 OK",
-            "authtime: Prometheus metrics at /metrics\n",
+            "authtime: Prometheus metrics at /metrics\n".to_owned(),
         ),
-        (Some(b"GET" | b"HEAD"), _) => respond(&mut stream, "404 Not Found", "not found\n"),
-        _ => respond(&mut stream, "405 Method Not Allowed", "GET only\n"),
-    }
+        (Some(b"GET" | b"HEAD"), _) => ("404 Not Found", "not found\n".to_owned()),
+        _ => ("405 Method Not Allowed", "GET only\n".to_owned()),
+    };
+    respond(&mut stream, status, &body, head_only)
 }
 
-fn respond(stream: &mut TcpStream, status: &str, body: &str) -> std::io::Result<()> {
+/// Writes the response; a HEAD request gets the headers only.
+fn respond(
+    stream: &mut TcpStream,
+    status: &str,
+    body: &str,
+    head_only: bool,
+) -> std::io::Result<()> {
     let head = format!(
         "HTTP/1.0 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
          Content-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     stream.write_all(head.as_bytes())?;
-    stream.write_all(body.as_bytes())?;
+    if !head_only {
+        stream.write_all(body.as_bytes())?;
+    }
     stream.flush()
 }
 
@@ -131,6 +144,11 @@ mod tests {
         assert!(ok.contains("\nauthtime_ntp_received_total 0\n"), "{ok}");
         assert!(get(addr, "GET /x HTTP/1.0\r\n\r\n").starts_with("HTTP/1.0 404"));
         assert!(get(addr, "POST /metrics HTTP/1.0\r\n\r\n").starts_with("HTTP/1.0 405"));
+        let head = get(addr, "HEAD /metrics HTTP/1.0\r\n\r\n");
+        assert!(
+            head.starts_with("HTTP/1.0 200 OK") && head.ends_with("\r\n\r\n"),
+            "{head}"
+        );
         stop.store(true, Ordering::Relaxed);
         handle.join().expect("join");
     }

@@ -14,7 +14,7 @@ pub(crate) const RECEIVE_TIMEOUT: Duration = Duration::from_millis(100);
 
 /// Receive buffer asked for (the kernel caps it at `net.core.rmem_max`):
 /// room for a burst while a worker is busy with the previous batch.
-const RECEIVE_BUFFER: usize = 4 << 20;
+const RECEIVE_BUFFER: usize = 2 << 20;
 
 /// `count` sockets bound to `addr` in one reuse-port group. Port 0 binds the
 /// first socket to a free port and the others to the same one. Returns the
@@ -22,7 +22,10 @@ const RECEIVE_BUFFER: usize = 4 << 20;
 ///
 /// # Errors
 /// The first socket that cannot be created or bound.
-pub(crate) fn bind_group(addr: SocketAddr, count: usize) -> io::Result<(SocketAddr, Vec<UdpSocket>, bool)> {
+pub(crate) fn bind_group(
+    addr: SocketAddr,
+    count: usize,
+) -> io::Result<(SocketAddr, Vec<UdpSocket>, bool)> {
     let mut bound = addr;
     let mut sockets = Vec::with_capacity(count);
     let mut timestamps = true;

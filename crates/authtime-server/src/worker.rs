@@ -42,7 +42,9 @@ pub(crate) fn run(socket: &UdpSocket, shared: &Shared, counters: &Mutex<WorkerCo
     while !shared.stop.load(Ordering::Relaxed) {
         match rx.receive(socket) {
             Ok(0) => {}
-            Ok(n) => answer(n, socket, shared, &rx, &mut tx, &mut send, &mut keys, counters),
+            Ok(n) => answer(
+                n, socket, shared, &rx, &mut tx, &mut send, &mut keys, counters,
+            ),
             Err(e) => {
                 if last_error_log.is_none_or(|t| t.elapsed() >= ERROR_LOG_INTERVAL) {
                     tracing::warn!(error = %e, "receive failed");

@@ -249,7 +249,7 @@ pub struct LabArgs {
     /// Short runs: the whole lab in under two minutes (figures indicative).
     #[arg(long)]
     pub quick: bool,
-    /// Run only this section: mac, rfc1810, partial or stack.
+    /// Run only this section: mac, rfc1810, partial, stack or ntp.
     #[arg(long, value_name = "SECTION")]
     pub only: Option<String>,
     /// Directory for the report (created if missing).
@@ -286,6 +286,9 @@ pub struct BenchMacArgs {
     /// Print the measurements as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Measure only authtime (no portable paths, no OpenSSL): used by the lab.
+    #[arg(long, hide = true)]
+    pub ours_only: bool,
 }
 
 /// `authtime mac ...`.

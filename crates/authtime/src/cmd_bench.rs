@@ -14,13 +14,28 @@ pub fn bench_mac(args: &BenchMacArgs, streams: &mut Streams<'_>) -> anyhow::Resu
     let algorithms = if args.alg.is_empty() {
         Algorithm::ALL.to_vec()
     } else {
-        args.alg.iter().map(|a| Algorithm::from_name(a).map_err(|e| anyhow!("--alg: {e}"))).collect::<Result<_, _>>()?
+        args.alg
+            .iter()
+            .map(|a| Algorithm::from_name(a).map_err(|e| anyhow!("--alg: {e}")))
+            .collect::<Result<_, _>>()?
     };
-    let sizes = if args.size.is_empty() { SIZES.to_vec() } else { args.size.clone() };
+    let sizes = if args.size.is_empty() {
+        SIZES.to_vec()
+    } else {
+        args.size.clone()
+    };
     if let Some(bad) = sizes.iter().find(|&&s| s == 0 || s > 65_507) {
-        return Err(anyhow!("--size {bad}: a packet size must be 1 to 65507 bytes"));
+        return Err(anyhow!(
+            "--size {bad}: a packet size must be 1 to 65507 bytes"
+        ));
     }
-    let opts = MacOptions { quick: !args.long, sizes, algorithms, openssl_speed: false };
+    let opts = MacOptions {
+        quick: !args.long,
+        sizes,
+        algorithms,
+        openssl_speed: false,
+        ours_only: args.ours_only,
+    };
     let ghz = authtime_lab::cpu_time::estimate_ghz(11);
     let rows = {
         let stderr = &mut *streams.stderr;
@@ -43,7 +58,15 @@ fn print_table(rows: &[MacRow], ghz: Option<f64>, streams: &mut Streams<'_>) -> 
     writeln!(
         streams.stdout,
         "{:<18} {:>6} {:>11} {:>8} {:>11} {:>8} {:>11} {:>8} {:>9}",
-        "algorithm", "bytes", "1-pkt Mpps", "c/pkt", "batch Mpps", "c/pkt", "OpenSSL", "c/pkt", "1-pkt/SSL"
+        "algorithm",
+        "bytes",
+        "1-pkt Mpps",
+        "c/pkt",
+        "batch Mpps",
+        "c/pkt",
+        "OpenSSL",
+        "c/pkt",
+        "1-pkt/SSL"
     )?;
     for r in rows {
         let evp = r.openssl_evp.unwrap_or(0.0);
@@ -56,9 +79,17 @@ fn print_table(rows: &[MacRow], ghz: Option<f64>, streams: &mut Streams<'_>) -> 
             cycles(r.single),
             r.batch / 1e6,
             cycles(r.batch),
-            if evp > 0.0 { format!("{:.2}", evp / 1e6) } else { "-".into() },
+            if evp > 0.0 {
+                format!("{:.2}", evp / 1e6)
+            } else {
+                "-".into()
+            },
             if evp > 0.0 { cycles(evp) } else { "-".into() },
-            if evp > 0.0 && r.openssl_evp_exact { format!("{:.1}x", r.single / evp) } else { "-".into() },
+            if evp > 0.0 && r.openssl_evp_exact {
+                format!("{:.1}x", r.single / evp)
+            } else {
+                "-".into()
+            },
         )?;
     }
     writeln!(

@@ -4,16 +4,21 @@
 //! is entered only after [`crate::Isa`] says the features are present, and is
 //! tested against the portable path on random inputs.
 
-#![allow(unsafe_code, reason = "SIMD intrinsics; each unsafe block has a SAFETY line")]
+#![allow(
+    unsafe_code,
+    reason = "SIMD intrinsics; each unsafe block has a SAFETY line"
+)]
 
 pub(crate) mod cmac_lanes;
 pub(crate) mod cmac_x86;
 pub(crate) mod md5_lanes;
 pub(crate) mod md5_scalar;
-pub(crate) mod sha_x86;
 #[cfg(target_arch = "x86_64")]
 mod sha1_x86;
 #[cfg(target_arch = "x86_64")]
 mod sha256_x86;
 #[cfg(target_arch = "x86_64")]
 mod sha_pad_x86;
+pub(crate) mod sha_x86;
+pub(crate) mod chacha_scalar;
+pub(crate) mod poly1305_scalar;

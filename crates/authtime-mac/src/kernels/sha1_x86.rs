@@ -150,22 +150,23 @@ fn absorb<const L: usize>(
     msgs: &[&[u8]; L],
     absorbed: u64,
 ) {
+    // With a prefix, the first block (or the whole input, when shorter than a
+    // block) is joined from prefix and message in a buffer.
     let mut joined = [[0u8; 64]; L];
-    if !prefix.is_empty() || msgs[0].len() < 64 {
+    let mut rests = *msgs;
+    if !prefix.is_empty() {
         for l in 0..L {
             joined[l] = head_block(prefix, msgs[l]);
         }
-    }
-    let mut rests = *msgs;
-    if prefix.len() + msgs[0].len() < 64 {
-        // The whole input is the tail, joined in a buffer.
-        for l in 0..L {
-            rests[l] = &joined[l][..prefix.len() + msgs[l].len()];
-        }
-    } else if !prefix.is_empty() {
-        compress_blocks(abcd, e, joined.each_ref());
-        for l in 0..L {
-            rests[l] = &msgs[l][64 - prefix.len()..];
+        if prefix.len() + msgs[0].len() < 64 {
+            for l in 0..L {
+                rests[l] = &joined[l][..prefix.len() + msgs[l].len()];
+            }
+        } else {
+            compress_blocks(abcd, e, joined.each_ref());
+            for l in 0..L {
+                rests[l] = &msgs[l][64 - prefix.len()..];
+            }
         }
     }
     for i in 0..rests[0].len() / 64 {
@@ -180,10 +181,14 @@ fn absorb<const L: usize>(
         let total = absorbed + (prefix.len() + msgs[l].len()) as u64;
         (tails[l], blocks) = tail_words(rem, end, total, Order::Sha1);
     }
-    for b in 0..blocks {
-        let mut w = [[_mm_setzero_si128(); 4]; L];
+    let mut w = [[_mm_setzero_si128(); 4]; L];
+    for l in 0..L {
+        w[l] = tails[l][0];
+    }
+    compress_words(abcd, e, w);
+    if blocks == 2 {
         for l in 0..L {
-            w[l] = tails[l][b];
+            w[l] = tails[l][1];
         }
         compress_words(abcd, e, w);
     }
@@ -269,54 +274,45 @@ pub(super) fn hash_lanes<const L: usize>(prefix: &[u8], msgs: &[&[u8]; L]) -> [[
     out
 }
 
+/// Timing probe, run by hand (see `sha256_x86::probe`).
 #[cfg(test)]
 mod probe {
     use super::*;
-    use std::time::Instant;
+    use crate::kernels::sha256_x86::probe::{best_ns, blocks, clock_ghz};
 
+    /// `n` chained compressions in each of `L` lanes, over distinct blocks.
     #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-    fn many_blocks<const L: usize>(n: usize, blocks: &[[u8; 64]]) -> u32 {
+    fn chained<const L: usize>(n: usize, blocks: &[[u8; 64]]) -> u8 {
         let iv = register_layout(IV);
         let (mut abcd, mut e) = ([load4(&iv[..4]); L], [load4(&iv[4..]); L]);
         for i in 0..n {
             let mut w = [[_mm_setzero_si128(); 4]; L];
             for l in 0..L {
-                w[l] = load_block(&blocks[(i * 8 + l) % 1024]);
+                w[l] = load_block(&blocks[(i * 8 + l) % blocks.len()]);
             }
             compress_words(&mut abcd, &mut e, w);
         }
-        let mut x = 0;
-        for l in 0..L {
-            x ^= u32::from(digest_bytes(abcd[l], e[l])[0]);
-        }
-        x
-    }
-
-    fn time_blocks<const L: usize>() {
-        let mut blocks = vec![[0u8; 64]; 1024];
-        for (i, b) in blocks.iter_mut().enumerate() {
-            b.fill(i as u8 + 1);
-        }
-        let n = 10_000;
-        let mut best = f64::MAX;
-        for _ in 0..100 {
-            let t = Instant::now();
-            // SAFETY: timing probe, run by hand on a SHA-NI machine.
-            let x = unsafe { many_blocks::<L>(n, &blocks) };
-            core::hint::black_box(x);
-            best = best.min(t.elapsed().as_secs_f64());
-        }
-        let ns = best * 1e9 / (n * L) as f64;
-        eprintln!("sha1 L={L}: {ns:.2} ns per block per lane");
+        (0..L).fold(0, |x, l| x ^ digest_bytes(abcd[l], e[l])[0])
     }
 
     #[test]
     #[ignore = "timing probe"]
-    fn probe_sha1_blocks() {
-        time_blocks::<1>();
-        time_blocks::<2>();
-        time_blocks::<3>();
-        time_blocks::<4>();
-        time_blocks::<6>();
+    fn probe_sha1_block_cost() {
+        let Some(_) = crate::kernels::sha_x86::ShaNi::new(crate::Isa::detect()) else {
+            return;
+        };
+        let ghz = clock_ghz();
+        let blocks = blocks();
+        macro_rules! lanes {
+            ($($l:literal)*) => {$(
+                // SAFETY: the CPU has SHA-NI (checked above).
+                let ns = best_ns(10_000 * $l, || {
+                    core::hint::black_box(unsafe { chained::<$l>(10_000, &blocks) });
+                });
+                eprintln!("sha1 L={}: {ns:.2} ns = {:.0} cycles per block per lane", $l, ns * ghz);
+            )*};
+        }
+        eprintln!("clock {ghz:.3} GHz");
+        lanes!(1 2 3 4 8);
     }
 }

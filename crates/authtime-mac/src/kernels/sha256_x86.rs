@@ -154,10 +154,14 @@ fn absorb<const L: usize>(
         let total = absorbed + msgs[l].len() as u64;
         (tails[l], blocks) = tail_words(rem, end, total, Order::Sha256);
     }
-    for b in 0..blocks {
-        let mut w = [[_mm_setzero_si128(); 4]; L];
+    let mut w = [[_mm_setzero_si128(); 4]; L];
+    for l in 0..L {
+        w[l] = tails[l][0];
+    }
+    compress_words(abef, cdgh, w);
+    if blocks == 2 {
         for l in 0..L {
-            w[l] = tails[l][b];
+            w[l] = tails[l][1];
         }
         compress_words(abef, cdgh, w);
     }
@@ -194,19 +198,21 @@ fn outer_words(abef: __m128i, cdgh: __m128i, sha224: bool) -> [__m128i; 4] {
     }
 }
 
-/// The state as digest bytes (SHA-224 keeps the first 28).
+/// The state as digest bytes (SHA-224 keeps the first 28): `D C B A` reversed
+/// byte by byte is A..D big-endian, and so for H..E.
 #[inline]
 #[target_feature(enable = "sse2,ssse3")]
 fn digest_bytes(abef: __m128i, cdgh: __m128i) -> [u8; 32] {
-    let bswap = _mm_set_epi64x(0x0c0d_0e0f_0809_0a0b, 0x0405_0607_0001_0203);
-    let (abcd, efgh) = words_in_order(abef, cdgh);
+    let reverse = _mm_set_epi64x(0x0001_0203_0405_0607, 0x0809_0a0b_0c0d_0e0f);
     let mut out = [[0u8; 16]; 2];
-    // SAFETY: each half of `out` is 16 writable bytes; `storeu` takes any alignment.
-    unsafe {
-        _mm_storeu_si128(out[0].as_mut_ptr().cast(), _mm_shuffle_epi8(abcd, bswap));
-        _mm_storeu_si128(out[1].as_mut_ptr().cast(), _mm_shuffle_epi8(efgh, bswap));
+    let halves = [
+        _mm_unpackhi_epi64(cdgh, abef),
+        _mm_unpacklo_epi64(cdgh, abef),
+    ];
+    for (out, half) in out.iter_mut().zip(halves) {
+        // SAFETY: `out` is 16 writable bytes; `storeu` takes any alignment.
+        unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), _mm_shuffle_epi8(half, reverse)) };
     }
-    // Two 16-byte halves are one 32-byte array.
     let mut digest = [0u8; 32];
     digest.copy_from_slice(out.as_flattened());
     digest
@@ -271,209 +277,85 @@ pub(super) fn hash_lanes<const L: usize>(sha224: bool, msgs: &[&[u8]; L]) -> [[u
     out
 }
 
+/// Timing probes, run by hand: `cargo test --release -p authtime-mac --lib --
+/// --ignored probe --nocapture`. They gave the per-block costs quoted in
+/// `sha_x86`'s module docs.
 #[cfg(test)]
-mod probe {
-    use super::*;
+pub(super) mod probe {
     use std::time::Instant;
 
-    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-    fn chains<const C: usize, const OP: u8>(n: usize, seed: [u32; 4]) -> u32 {
-        let mut a = [load4(&seed); C];
-        let mut b = [load4(&seed); C];
-        for c in 0..C {
-            a[c] = _mm_add_epi32(a[c], _mm_set_epi32(c as i32, 1, 2, 3));
-            b[c] = _mm_add_epi32(b[c], _mm_set_epi32(3, c as i32, 2, 7));
-        }
-        let k = load4(&seed);
-        for _ in 0..n {
-            match OP {
-                0 => {
-                    for c in 0..C {
-                        b[c] = _mm_sha256rnds2_epu32(b[c], a[c], k);
-                    }
-                    for c in 0..C {
-                        a[c] = _mm_sha256rnds2_epu32(a[c], b[c], k);
-                    }
-                }
-                1 => {
-                    for c in 0..C {
-                        b[c] = _mm_sha256msg1_epu32(b[c], a[c]);
-                    }
-                    for c in 0..C {
-                        a[c] = _mm_sha256msg1_epu32(a[c], b[c]);
-                    }
-                }
-                _ => {
-                    for c in 0..C {
-                        b[c] = _mm_sha256msg2_epu32(b[c], a[c]);
-                    }
-                    for c in 0..C {
-                        a[c] = _mm_sha256msg2_epu32(a[c], b[c]);
-                    }
-                }
-            }
-        }
-        let mut x = _mm_setzero_si128();
-        for c in 0..C {
-            x = _mm_add_epi32(x, _mm_add_epi32(a[c], b[c]));
-        }
-        let mut o = [0u32; 4];
-        unsafe { _mm_storeu_si128(o.as_mut_ptr().cast(), x) };
-        o[0]
-    }
+    use super::*;
 
-    fn time<const C: usize, const OP: u8>() {
-        let n = 2_000_000;
+    /// Best of 100 runs of `f`, in ns per `per` units of work.
+    pub(in crate::kernels) fn best_ns(per: usize, mut f: impl FnMut()) -> f64 {
         let mut best = f64::MAX;
-        for _ in 0..5 {
+        for _ in 0..100 {
             let t = Instant::now();
-            let x = unsafe { chains::<C, OP>(n, core::hint::black_box([1, 2, 3, 4])) };
-            core::hint::black_box(x);
+            f();
             best = best.min(t.elapsed().as_secs_f64());
         }
-        let ns = best * 1e9 / (n * C * 2) as f64;
-        eprintln!("op {OP} C={C}: {ns:.3} ns/op = {:.2} c @3.645", ns * 3.645);
+        best * 1e9 / per as f64
     }
 
+    /// The core clock in GHz, from a chain of dependent one-cycle `add`s.
+    pub(in crate::kernels) fn clock_ghz() -> f64 {
+        let ns = best_ns(800_000, || {
+            let mut x = 0u64;
+            // SAFETY: arithmetic on two registers, no memory.
+            unsafe {
+                core::arch::asm!(
+                    "2:",
+                    "add {x}, 1", "add {x}, 1", "add {x}, 1", "add {x}, 1",
+                    "add {x}, 1", "add {x}, 1", "add {x}, 1", "add {x}, 1",
+                    "dec {n}",
+                    "jnz 2b",
+                    x = inout(reg) x,
+                    n = inout(reg) 100_000u64 => _,
+                    options(nomem, nostack),
+                );
+            }
+            core::hint::black_box(x);
+        });
+        1.0 / ns
+    }
+
+    /// `n` chained compressions in each of `L` lanes, over distinct blocks.
     #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-    fn many_blocks<const L: usize>(n: usize, blocks: &[[u8; 64]]) -> u32 {
+    fn chained<const L: usize>(n: usize, blocks: &[[u8; 64]]) -> u8 {
         let iv = register_layout(IV256);
         let (mut abef, mut cdgh) = ([load4(&iv[..4]); L], [load4(&iv[4..]); L]);
         for i in 0..n {
             let mut w = [[_mm_setzero_si128(); 4]; L];
             for l in 0..L {
-                w[l] = load_block(&blocks[(i * 8 + l) % 1024]);
+                w[l] = load_block(&blocks[(i * 8 + l) % blocks.len()]);
             }
             compress_words(&mut abef, &mut cdgh, w);
         }
-        let mut x = 0;
-        for l in 0..L {
-            x ^= u32::from(digest_bytes(abef[l], cdgh[l])[0]);
-        }
-        x
+        (0..L).fold(0, |x, l| x ^ digest_bytes(abef[l], cdgh[l])[0])
     }
 
-    fn time_blocks<const L: usize>() {
-        let mut blocks = vec![[0u8; 64]; 1024];
-        for (i, b) in blocks.iter_mut().enumerate() {
-            b.fill(i as u8 + 1);
-        }
-        let blocks = core::hint::black_box(blocks);
-        let n = 10_000;
-        let mut best = f64::MAX;
-        for _ in 0..100 {
-            let t = Instant::now();
-            let x = unsafe { many_blocks::<L>(n, &blocks) };
-            core::hint::black_box(x);
-            best = best.min(t.elapsed().as_secs_f64());
-        }
-        let ns = best * 1e9 / (n * L) as f64;
-        eprintln!("L={L}: {ns:.2} ns per block per lane");
+    pub(in crate::kernels) fn blocks() -> Vec<[u8; 64]> {
+        (0..1024u32).map(|i| [i as u8; 64]).collect()
     }
 
     #[test]
     #[ignore = "timing probe"]
-    fn probe_blocks() {
-        time_blocks::<1>();
-        time_blocks::<2>();
-        time_blocks::<3>();
-        time_blocks::<4>();
-        time_blocks::<5>();
-        time_blocks::<6>();
-        time_blocks::<8>();
-    }
-
-    /// Per iteration: `R` rnds2 (4 chains) and `V` vector ops of kind `KIND`
-    /// on 8 independent ymm chains.
-    #[target_feature(enable = "sha,sse2,ssse3,sse4.1,avx2")]
-    fn mixed<const R: usize, const V: usize, const KIND: u8>(n: usize, seed: [u32; 4]) -> u32 {
-        use core::arch::x86_64::*;
-        let mut a = [load4(&seed); 4];
-        let mut b = [load4(&seed); 4];
-        for c in 0..4 {
-            a[c] = _mm_add_epi32(a[c], _mm_set_epi32(c as i32, 1, 2, 3));
-            b[c] = _mm_add_epi32(b[c], _mm_set_epi32(3, c as i32, 2, 7));
+    fn probe_sha256_block_cost() {
+        let Some(_) = crate::kernels::sha_x86::ShaNi::new(crate::Isa::detect()) else {
+            return;
+        };
+        let ghz = clock_ghz();
+        let blocks = blocks();
+        macro_rules! lanes {
+            ($($l:literal)*) => {$(
+                // SAFETY: the CPU has SHA-NI (checked above).
+                let ns = best_ns(10_000 * $l, || {
+                    core::hint::black_box(unsafe { chained::<$l>(10_000, &blocks) });
+                });
+                eprintln!("sha256 L={}: {ns:.2} ns = {:.0} cycles per block per lane", $l, ns * ghz);
+            )*};
         }
-        let mut v = [_mm256_set1_epi32(seed[0] as i32); 8];
-        for (i, v) in v.iter_mut().enumerate() {
-            *v = _mm256_add_epi32(*v, _mm256_set1_epi32(i as i32));
-        }
-        let k = load4(&seed);
-        let cnt = _mm_cvtsi32_si128(core::hint::black_box(3));
-        let mask = _mm256_set1_epi32(core::hint::black_box(0x0102_0300));
-        for _ in 0..n {
-            for r in 0..R {
-                let c = r % 4;
-                if r % 8 < 4 {
-                    b[c] = _mm_sha256rnds2_epu32(b[c], a[c], k);
-                } else {
-                    a[c] = _mm_sha256rnds2_epu32(a[c], b[c], k);
-                }
-            }
-            for j in 0..V {
-                let x = v[j % 8];
-                v[j % 8] = match KIND {
-                    0 => _mm256_srl_epi32(x, cnt),
-                    1 => _mm256_shuffle_epi8(x, mask),
-                    2 => _mm256_castsi128_si256(_mm_sha256msg2_epu32(_mm256_castsi256_si128(x), k)),
-                    3 => _mm256_castsi128_si256(_mm_sha256msg1_epu32(_mm256_castsi256_si128(x), k)),
-                    _ => _mm256_unpacklo_epi32(x, mask),
-                };
-            }
-        }
-        let mut x = _mm_setzero_si128();
-        for c in 0..4 {
-            x = _mm_add_epi32(x, _mm_add_epi32(a[c], b[c]));
-        }
-        for w in v {
-            x = _mm_add_epi32(x, _mm256_castsi256_si128(w));
-        }
-        let mut o = [0u32; 4];
-        unsafe { _mm_storeu_si128(o.as_mut_ptr().cast(), x) };
-        o[0]
-    }
-
-    fn time_mixed<const R: usize, const V: usize, const KIND: u8>() {
-        let n = 100_000;
-        let mut best = f64::MAX;
-        for _ in 0..100 {
-            let t = Instant::now();
-            let x = unsafe { mixed::<R, V, KIND>(n, core::hint::black_box([1, 2, 3, 4])) };
-            core::hint::black_box(x);
-            best = best.min(t.elapsed().as_secs_f64());
-        }
-        let ns = best * 1e9 / n as f64;
-        eprintln!("{R} rnds2 + {V} ops of kind {KIND}: {ns:.2} ns per iteration");
-    }
-
-    #[test]
-    #[ignore = "timing probe"]
-    fn probe_mixed() {
-        time_mixed::<8, 0, 0>();
-        time_mixed::<0, 3, 2>();
-        time_mixed::<8, 3, 2>();
-        time_mixed::<0, 6, 2>();
-        time_mixed::<8, 6, 2>();
-        time_mixed::<0, 3, 3>();
-        time_mixed::<8, 3, 3>();
-        time_mixed::<8, 6, 3>();
-        time_mixed::<0, 8, 1>();
-        time_mixed::<8, 8, 1>();
-        time_mixed::<8, 4, 1>();
-    }
-
-    #[test]
-    #[ignore = "timing probe"]
-    fn probe_rnds2() {
-        for _ in 0..2 {
-            time::<1, 0>();
-            time::<4, 0>();
-            time::<1, 1>();
-            time::<4, 1>();
-            time::<8, 1>();
-            time::<1, 2>();
-            time::<4, 2>();
-            time::<8, 2>();
-        }
+        eprintln!("clock {ghz:.3} GHz");
+        lanes!(1 2 3 4 8);
     }
 }

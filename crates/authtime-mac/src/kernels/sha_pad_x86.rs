@@ -91,21 +91,33 @@ pub(super) fn tail_words(
     total: u64,
     order: Order,
 ) -> ([[__m128i; 4]; 2], usize) {
-    let mut w = [[_mm_setzero_si128(); 4]; 2];
-    let (chunks, partial) = rem.as_chunks::<16>();
-    for (k, chunk) in chunks.iter().enumerate() {
-        w[k / 4][k % 4] = chunk_words(chunk, order);
-    }
-    let (c, p) = (chunks.len(), partial.len());
+    let n = rem.len();
     let [shift, pad] = &PARTIAL[order as usize];
-    w[c / 4][c % 4] = _mm_or_si128(_mm_shuffle_epi8(load(end16), load(&shift[p])), load(&pad[p]));
-    let blocks = if rem.len() < 56 { 1 } else { 2 };
+    let partial = _mm_or_si128(
+        _mm_shuffle_epi8(load(end16), load(&shift[n % 16])),
+        load(&pad[n % 16]),
+    );
+    // Every index below is a constant once the loop is unrolled, so the chunks
+    // stay in registers (a variable index would put them on the stack).
+    let mut w = [[_mm_setzero_si128(); 4]; 2];
+    for k in 0..8 {
+        w[k / 4][k % 4] = match rem.get(16 * k..16 * k + 16) {
+            Some(chunk) => chunk_words(chunk.try_into().expect("16 bytes"), order),
+            None if 16 * k <= n => partial,
+            None => _mm_setzero_si128(),
+        };
+    }
     let bits = total.wrapping_mul(8);
     let (hi, lo) = ((bits >> 32) as u32 as i32, bits as u32 as i32);
     let length = match order {
         Order::Sha256 => _mm_set_epi32(lo, hi, 0, 0),
         Order::Sha1 => _mm_set_epi32(0, 0, hi, lo),
     };
-    w[blocks - 1][3] = _mm_or_si128(w[blocks - 1][3], length);
-    (w, blocks)
+    if n < 56 {
+        w[0][3] = _mm_or_si128(w[0][3], length);
+        (w, 1)
+    } else {
+        w[1][3] = _mm_or_si128(w[1][3], length);
+        (w, 2)
+    }
 }

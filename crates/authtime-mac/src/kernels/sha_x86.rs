@@ -3,17 +3,28 @@
 //!
 //! Written by hand because no maintained crate does what short NTP packets need:
 //! RustCrypto's `hmac` clones a buffered `Digest` per message (about 430 cycles
-//! for a 48-byte packet here) and runs one message at a time, so a packet's two
-//! compressions sit on one 256-cycle chain of dependent `SHA256RNDS2`. Here the
-//! padded-key states are computed once, the per-packet work is exactly the
-//! compressions plus the padding, and a batch runs up to [`LANES`] packets of the
-//! same block count through one interleaved compression
-//! ([`super::sha256_x86`], [`super::sha1_x86`]), which keeps the SHA unit busy.
+//! for a 48-byte packet, mac-perf-anchors.md section 8) and runs one message at a
+//! time, so a packet's two compressions sit on one chain of dependent
+//! `SHA256RNDS2`. Here the padded-key states are computed once, the per-packet
+//! work is the compressions plus padding built in registers
+//! ([`super::sha_pad_x86`]), and a batch runs up to [`LANES`] packets of one
+//! block count through one interleaved compression ([`super::sha256_x86`],
+//! [`super::sha1_x86`]).
+//!
+//! What bounds the batch path on Zen 4 (measured with the `probe_*` tests of the
+//! kernels, 2.87 GHz core clock): a SHA-256 block costs 129 cycles in one lane
+//! (32 dependent `SHA256RNDS2` of latency 4) and 68 cycles per lane with 2 to 8
+//! lanes, not the 32 that the round instruction alone allows. Rounds alone (with
+//! their `PSHUFD`) run at 43 cycles per block and the message schedule alone
+//! (`SHA256MSG1`, `SHA256MSG2` at one per 2 cycles, `PALIGNR`) at 49; together
+//! they share the vector pipes. A 48-byte HMAC is two blocks, so about 136 cycles
+//! per packet is the floor of this instruction mix. SHA-1 costs 121 cycles per
+//! block in one lane and 52 per lane with 4.
 //!
 //! This file holds what both hashes share (the run-time proof that the CPU has the
-//! extensions, message framing and padding, grouping a batch by block count) and
-//! the safe entry points. It never runs on a CPU without SHA-NI: every entry
-//! point takes a [`ShaNi`], and the only way to get one is [`ShaNi::new`].
+//! extensions, framing, grouping a batch by block count) and the safe entry
+//! points. It never runs on a CPU without SHA-NI: every entry point takes a
+//! [`ShaNi`], and the only way to get one is [`ShaNi::new`].
 
 use core::fmt;
 
@@ -23,8 +34,10 @@ use crate::{Isa, MacInput, Tag};
 
 /// Packets compressed side by side in a batch. `SHA256RNDS2` has a latency of 4
 /// cycles and a throughput of 1 per cycle on Zen 4, `SHA1RNDS4` 6 and 1/2, so 4
-/// independent chains keep either unit busy (mac-perf-anchors.md section 5).
-pub(crate) const LANES: usize = 8;
+/// independent chains keep either unit busy (mac-perf-anchors.md section 5); in
+/// practice 2 lanes already reach the shared-pipe bound above, and 4 hide the
+/// start and end of each compression.
+pub(crate) const LANES: usize = 4;
 
 /// Inputs sorted by block count at a time, so the batch path never allocates.
 const CHUNK: usize = 128;
@@ -104,7 +117,8 @@ pub(crate) fn class(prefix_len: usize, message_len: usize) -> u64 {
 }
 
 /// Calls `run` with the indices of `inputs`, in groups of 1 to [`LANES`] inputs of
-/// one [`class`]. Sorts [`CHUNK`] inputs at a time on the stack.
+/// one [`class`]. Sorts [`CHUNK`] inputs at a time on the stack, unless they are
+/// all of one class (one packet size), the common case.
 fn for_each_group(inputs: &[MacInput<'_>], prefix_len: usize, mut run: impl FnMut(&[usize])) {
     let mut order = [(0u64, 0u8); CHUNK];
     for (chunk_no, chunk) in inputs.chunks(CHUNK).enumerate() {
@@ -113,8 +127,9 @@ fn for_each_group(inputs: &[MacInput<'_>], prefix_len: usize, mut run: impl FnMu
         for (j, (slot, input)) in order.iter_mut().zip(chunk).enumerate() {
             *slot = (class(prefix_len, input.message.len()), j as u8);
         }
-        // Batches of one packet size are already sorted; that costs one pass.
-        order.sort_unstable();
+        if order.iter().any(|&(c, _)| c != order[0].0) {
+            order.sort_unstable();
+        }
         let mut rest = &order[..];
         while let Some(&(class, _)) = rest.first() {
             let same = rest.iter().take_while(|(c, _)| *c == class).count();
@@ -140,8 +155,20 @@ fn for_each_group(inputs: &[MacInput<'_>], prefix_len: usize, mut run: impl FnMu
     }
 }
 
-/// Runs `lanes::<L>` on the messages of `idx` and stores the first `tag_len`
-/// bytes of each digest into `tags`.
+/// The first `len` bytes of `digest` as a tag, with a copy of fixed length for
+/// the lengths in use (a variable one is a call to `memcpy`).
+pub(crate) fn tag_of(digest: &[u8], len: usize) -> Tag {
+    match len {
+        16 => Tag::from_slice(&digest[..16]),
+        20 => Tag::from_slice(&digest[..20]),
+        28 => Tag::from_slice(&digest[..28]),
+        32 => Tag::from_slice(&digest[..32]),
+        _ => Tag::from_slice(&digest[..len]),
+    }
+}
+
+/// Runs `$call` (lanes of `$msgs`) on the messages of `idx` and stores the first
+/// `tag_len` bytes of each digest into `tags`.
 macro_rules! dispatch_lanes {
     ($idx:expr, $inputs:expr, $tags:expr, $tag_len:expr, |$msgs:ident| $call:expr) => {{
         let idx: &[usize] = $idx;
@@ -150,7 +177,7 @@ macro_rules! dispatch_lanes {
                 let $msgs: [&[u8]; $l] = core::array::from_fn(|k| $inputs[idx[k]].message);
                 let out = $call;
                 for (k, digest) in out.iter().enumerate() {
-                    $tags[idx[k]] = Tag::from_slice(&digest[..$tag_len]);
+                    $tags[idx[k]] = tag_of(digest, $tag_len);
                 }
             }};
         }
@@ -158,11 +185,7 @@ macro_rules! dispatch_lanes {
             1 => go!(1),
             2 => go!(2),
             3 => go!(3),
-            4 => go!(4),
-            5 => go!(5),
-            6 => go!(6),
-            7 => go!(7),
-            _ => go!(8),
+            _ => go!(4),
         }
     }};
 }
@@ -190,14 +213,12 @@ pub(crate) struct HmacSha256Ni {
     outer: [u32; 8],
 }
 
-/// `key` as one block: hashed first when longer than a block (RFC 2104 section 2),
-/// then zero-padded.
-fn key_block(key: &[u8], hash: impl FnOnce(&[u8]) -> Vec<u8>) -> [u8; 64] {
+/// `key` as one block: hashed by `hash` (which writes the digest at the front of
+/// the block) when longer than a block (RFC 2104 section 2), then zero-padded.
+fn key_block(key: &[u8], hash: impl FnOnce(&[u8], &mut [u8; 64])) -> [u8; 64] {
     let mut block = [0u8; 64];
     if key.len() > 64 {
-        let mut digest = hash(key);
-        block[..digest.len()].copy_from_slice(&digest);
-        digest.zeroize();
+        hash(key, &mut block);
     } else {
         block[..key.len()].copy_from_slice(key);
     }
@@ -213,9 +234,9 @@ impl HmacSha256Ni {
     /// Sets up the key: two compressions, done once.
     pub(crate) fn new(ni: ShaNi, variant: Sha2Variant, key: &[u8]) -> Self {
         use sha2::Digest as _;
-        let mut block = key_block(key, |k| match variant {
-            Sha2Variant::Sha224 => sha2::Sha224::digest(k).to_vec(),
-            Sha2Variant::Sha256 => sha2::Sha256::digest(k).to_vec(),
+        let mut block = key_block(key, |k, block| match variant {
+            Sha2Variant::Sha224 => block[..28].copy_from_slice(&sha2::Sha224::digest(k)),
+            Sha2Variant::Sha256 => block[..32].copy_from_slice(&sha2::Sha256::digest(k)),
         });
         let mut ipad = xor_pad(&block, 0x36);
         let mut opad = xor_pad(&block, 0x5c);
@@ -272,7 +293,9 @@ impl HmacSha1Ni {
     /// Sets up the key: two compressions, done once.
     pub(crate) fn new(ni: ShaNi, key: &[u8]) -> Self {
         use sha1::Digest as _;
-        let mut block = key_block(key, |k| sha1::Sha1::digest(k).to_vec());
+        let mut block = key_block(key, |k, block| {
+            block[..20].copy_from_slice(&sha1::Sha1::digest(k));
+        });
         let mut ipad = xor_pad(&block, 0x36);
         let mut opad = xor_pad(&block, 0x5c);
         let (inner, outer) = ni.sha1_pads(&ipad, &opad);
@@ -317,7 +340,7 @@ pub(crate) fn sha1_legacy(ni: ShaNi, key: &[u8], message: &[u8]) -> [u8; 20] {
 pub(crate) fn sha1_legacy_many(ni: ShaNi, key: &[u8], inputs: &[MacInput<'_>], tags: &mut [Tag]) {
     if key.len() >= 64 {
         for (input, tag) in inputs.iter().zip(tags.iter_mut()) {
-            *tag = Tag::from_slice(&sha1_concat_portable(key, input.message));
+            *tag = tag_of(&sha1_concat_portable(key, input.message), 20);
         }
         return;
     }
@@ -498,7 +521,10 @@ pub(crate) mod tests {
                 let mut buf = [0u8; 16];
                 let end = end16(&prefix, &msg, &mut buf);
                 let want_from = joined.len().saturating_sub(16);
-                assert_eq!(&end[16 - (joined.len() - want_from)..], &joined[want_from..]);
+                assert_eq!(
+                    &end[16 - (joined.len() - want_from)..],
+                    &joined[want_from..]
+                );
                 let head = head_block(&prefix, &msg);
                 let n = joined.len().min(64);
                 assert_eq!(&head[..n], &joined[..n]);
@@ -544,7 +570,7 @@ pub(crate) mod tests {
             let uniform = rng.below(201);
             let msgs: Vec<Vec<u8>> = (0..size)
                 .map(|i| {
-                    let len = if size % 2 == 0 {
+                    let len = if size.is_multiple_of(2) {
                         uniform
                     } else {
                         message_lengths().nth((i * 7 + size) % 203).unwrap_or(0)
@@ -576,75 +602,6 @@ pub(crate) mod tests {
                     &sha1_reference(&key, &msg)
                 );
             }
-        }
-    }
-}
-
-#[cfg(test)]
-mod probe {
-    use super::*;
-    use std::time::Instant;
-
-    fn best_ns(per: usize, mut f: impl FnMut()) -> f64 {
-        let mut best = f64::MAX;
-        for _ in 0..100 {
-            let t = Instant::now();
-            for _ in 0..100 {
-                f();
-            }
-            best = best.min(t.elapsed().as_secs_f64());
-        }
-        best * 1e9 / (100 * per) as f64
-    }
-
-    #[test]
-    #[ignore = "timing probe"]
-    fn probe_batch() {
-        let Some(ni) = ShaNi::new(Isa::detect()) else { return };
-        let sizes: Vec<usize> = std::env::var("PROBE_SIZES").map_or(vec![48, 68, 256, 1500], |v| {
-            v.split(',').filter_map(|x| x.parse().ok()).collect()
-        });
-        for size in sizes {
-            let msgs: Vec<Vec<u8>> = (0..64).map(|i| vec![i as u8; size]).collect();
-            let inputs: Vec<MacInput<'_>> = msgs.iter().map(|m| MacInput::message(m)).collect();
-            let mut tags = vec![Tag::EMPTY; 64];
-            let k256 = HmacSha256Ni::new(ni, Sha2Variant::Sha256, &[7; 32]);
-            let k1 = HmacSha1Ni::new(ni, &[7; 20]);
-            let a = best_ns(64, || {
-                k256.mac_many(core::hint::black_box(&inputs), &mut tags, 32);
-                core::hint::black_box(&tags);
-            });
-            let b = best_ns(64, || {
-                for (i, t) in inputs.iter().zip(tags.iter_mut()) {
-                    *t = Tag::from_slice(&k256.mac(core::hint::black_box(i.message)));
-                }
-                core::hint::black_box(&tags);
-            });
-            let c = best_ns(64, || {
-                k1.mac_many(core::hint::black_box(&inputs), &mut tags, 20);
-                core::hint::black_box(&tags);
-            });
-            let d = best_ns(64, || {
-                for (i, t) in inputs.iter().zip(tags.iter_mut()) {
-                    *t = Tag::from_slice(&k1.mac(core::hint::black_box(i.message)));
-                }
-                core::hint::black_box(&tags);
-            });
-            let four: [&[u8]; 4] = core::array::from_fn(|l| msgs[l].as_slice());
-            let e = best_ns(4, || {
-                // SAFETY: probe on a SHA-NI machine.
-                let out = unsafe {
-                    super::super::sha256_x86::hmac_lanes(&k256.inner, &k256.outer, false, core::hint::black_box(&four))
-                };
-                core::hint::black_box(out);
-            });
-            let f = 0.0;
-            let g = best_ns(4, || {
-                let m: [&[u8]; 4] = core::array::from_fn(|l| core::hint::black_box(msgs[l].as_slice()));
-                core::hint::black_box(ni.hmac_sha256(&k256, m));
-            });
-            eprintln!("{size:5} B: lanes4 kernel {e:6.1} frames {f:6.1} hmac_sha256::<4> {g:6.1} ns/pkt");
-            eprintln!("{size:5} B: sha256 batch {a:6.1} one {b:6.1} | sha1 batch {c:6.1} one {d:6.1} ns/pkt");
         }
     }
 }

@@ -1,0 +1,107 @@
+//! `authtime config check`, and reading a configuration file for `authtime serve`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context as _, anyhow};
+use authtime_server::config_location::{locate, location_of_offset};
+use authtime_server::{ConfigFile, Settings};
+
+use crate::{Outcome, Streams, cli::ConfigCheckArgs};
+
+/// A configuration file's problems, each as `FILE:LINE:COLUMN: message`.
+#[derive(Debug)]
+pub struct ConfigProblems {
+    /// One line per problem.
+    pub lines: Vec<String>,
+}
+
+/// Reads, parses and validates the configuration file at `path`.
+///
+/// # Errors
+/// The file cannot be read (an error), or it has problems ([`ConfigProblems`]).
+pub fn read_settings(path: &Path) -> anyhow::Result<Result<Settings, ConfigProblems>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    let name = path.display();
+    let file = match ConfigFile::parse(&text) {
+        Ok(file) => file,
+        Err(e) => {
+            let at = e.span().map_or_else(String::new, |span| {
+                let l = location_of_offset(&text, span.start);
+                format!("{}:{}:", l.line, l.column)
+            });
+            let message = e.message().replace('\n', " ");
+            return Ok(Err(ConfigProblems {
+                lines: vec![format!("{name}:{at} {}", message.trim())],
+            }));
+        }
+    };
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    Ok(file
+        .validate(Some(dir.unwrap_or(Path::new("."))))
+        .map_err(|problems| ConfigProblems {
+            lines: problems
+                .iter()
+                .map(|p| {
+                    let at = locate(&text, &p.path)
+                        .map_or_else(String::new, |l| format!("{}:{}:", l.line, l.column));
+                    format!("{name}:{at} {}: {}", p.path, p.message)
+                })
+                .collect(),
+        }))
+}
+
+/// Checks a configuration file and the key file it names: prints `ok`, or
+/// each problem on standard output and fails (exit 2).
+///
+/// # Errors
+/// An unreadable or invalid file.
+pub fn check(args: &ConfigCheckArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outcome> {
+    let mut lines = match read_settings(&args.file)? {
+        Ok(settings) => check_key_file(&args.file, &settings, streams)?,
+        Err(problems) => problems.lines,
+    };
+    if lines.is_empty() {
+        writeln!(streams.stdout, "ok")?;
+        return Ok(Outcome::Success);
+    }
+    for line in &lines {
+        writeln!(streams.stdout, "{line}")?;
+    }
+    let count = lines.len();
+    lines.clear();
+    Err(anyhow!(
+        "{} is not valid: {count} problem{}",
+        args.file.display(),
+        if count == 1 { "" } else { "s" }
+    ))
+}
+
+/// Loads the key file the settings name; its error becomes a problem, its
+/// warnings go to standard error.
+fn check_key_file(
+    config: &Path,
+    settings: &Settings,
+    streams: &mut Streams<'_>,
+) -> anyhow::Result<Vec<String>> {
+    let Some(source) = &settings.keys else {
+        return Ok(Vec::new());
+    };
+    match authtime_keys::read_key_file(&source.path, source.format) {
+        Ok(parsed) => {
+            for warning in &parsed.warnings {
+                writeln!(streams.stderr, "authtime: warning: {warning}")?;
+            }
+            Ok(Vec::new())
+        }
+        Err(e) => {
+            let text = std::fs::read_to_string(config).unwrap_or_default();
+            let mut line = format!("{}:", config.display());
+            if let Some(l) = locate(&text, "ntp.keys") {
+                let _ = write!(line, "{}:{}:", l.line, l.column);
+            }
+            let _ = write!(line, " ntp.keys: {e}");
+            Ok(vec![line])
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! What the NTP tests share: child processes killed on drop, the real
+//! `authtime serve` started from a config file, chronyd started on loopback
+//! with its files in a temporary directory, keys made by `authtime keygen`,
+//! and a Prometheus scrape. Every wait is bounded.
+
+#![allow(dead_code, reason = "each test binary uses a different part")]
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The `authtime` binary under test.
+pub(crate) fn authtime_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_authtime")
+}
+
+/// Runs `authtime <args>` to completion (it must finish within 30 s).
+pub(crate) fn authtime(args: &[&str]) -> Output {
+    let mut child = Command::new(authtime_bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start authtime");
+    let (mut out, mut err) = (String::new(), String::new());
+    let stdout = child.stdout.take().expect("piped");
+    let stderr = child.stderr.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut e = String::new();
+        let _ = BufReader::new(stderr).read_to_string(&mut e);
+        e
+    });
+    let _ = BufReader::new(stdout).read_to_string(&mut out);
+    let status = wait_bounded(&mut child, Duration::from_secs(30)).expect("authtime finished");
+    err.push_str(&reader.join().unwrap_or_default());
+    Output {
+        status,
+        stdout: out.into_bytes(),
+        stderr: err.into_bytes(),
+    }
+}
+
+/// Text of an output stream.
+pub(crate) fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A child process that is killed (and reaped) when the guard is dropped,
+/// whatever the test did.
+pub(crate) struct ChildGuard {
+    /// The process.
+    pub(crate) child: Child,
+    /// What it is, for messages.
+    pub(crate) name: String,
+}
+
+impl ChildGuard {
+    /// Its process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends `signal` (`HUP`, `TERM`, ...) with kill(1).
+    pub(crate) fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.pid().to_string())
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{signal} {}", self.name);
+    }
+
+    /// Waits up to `limit` for the process to exit.
+    pub(crate) fn wait_for_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        wait_bounded(&mut self.child, limit)
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// Polls `child` until it exits or `limit` passes.
+pub(crate) fn wait_bounded(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A fresh directory for one test's files, removed when dropped.
+pub(crate) struct TempDir(pub(crate) PathBuf);
+
+impl TempDir {
+    /// `CARGO_TARGET_TMPDIR/<name>-<pid>-<n>`.
+    pub(crate) fn new(name: &str) -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("{name}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        Self(dir)
+    }
+
+    /// A path inside.
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes a key file with one key per `(type, id)`, made by `authtime keygen`
+/// in `format`, and returns its path.
+pub(crate) fn keygen(dir: &TempDir, name: &str, format: &str, keys: &[(&str, u32)]) -> PathBuf {
+    let mut file = String::new();
+    for (key_type, id) in keys {
+        let out = authtime(&[
+            "keygen",
+            "--format",
+            format,
+            "--type",
+            key_type,
+            "--first-id",
+            &id.to_string(),
+        ]);
+        assert!(out.status.success(), "keygen: {}", text_of(&out));
+        file.push_str(&text(&out.stdout));
+    }
+    let path = dir.path(name);
+    write_private(&path, &file);
+    path
+}
+
+/// Writes `text` to `path` with mode 0600 (replacing the file).
+pub(crate) fn write_private(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::write(path, text).expect("write");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+}
+
+/// Both output streams of a run, for messages.
+pub(crate) fn text_of(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    )
+}
+
+/// A running `authtime serve`.
+pub(crate) struct Serve {
+    /// The process.
+    pub(crate) process: ChildGuard,
+    /// The first address it listens on.
+    pub(crate) addr: SocketAddr,
+    /// Its metrics endpoint.
+    pub(crate) metrics: SocketAddr,
+    /// Its log (standard error) file.
+    pub(crate) log: PathBuf,
+}
+
+impl Serve {
+    /// Starts `authtime serve --config <dir>/serve.toml` with `config_body`
+    /// (which must not set `[metrics]`: the endpoint is added on a free
+    /// port), and waits until it says where it listens.
+    pub(crate) fn start(dir: &TempDir, config_body: &str) -> Self {
+        let config = dir.path("serve.toml");
+        std::fs::write(
+            &config,
+            format!("{config_body}\n[metrics]\nlisten = \"127.0.0.1:0\"\n"),
+        )
+        .expect("config");
+        let log = dir.path("serve.log");
+        let mut child = Command::new(authtime_bin())
+            .arg("serve")
+            .arg("--config")
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).expect("log file"))
+            .spawn()
+            .expect("start authtime serve");
+        let stdout = child.stdout.take().expect("piped");
+        let process = ChildGuard {
+            child,
+            name: "authtime serve".into(),
+        };
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let (mut addr, mut metrics) = (None, None);
+        while metrics.is_none() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Ok(line) = rx.recv_timeout(left) else {
+                panic!(
+                    "authtime serve did not start: {}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            };
+            if let Some(rest) = line.strip_prefix("listening on udp ") {
+                let text = rest.split_whitespace().next().unwrap_or_default();
+                addr = addr.or(text.parse().ok());
+            }
+            if let Some(rest) = line.strip_prefix("metrics on http://") {
+                metrics = rest.trim_end_matches("/metrics").parse().ok();
+            }
+        }
+        Self {
+            process,
+            addr: addr.expect("a listen address"),
+            metrics: metrics.expect("metrics"),
+            log,
+        }
+    }
+
+    /// The metrics text.
+    pub(crate) fn scrape(&self) -> String {
+        scrape(self.metrics)
+    }
+
+    /// The value of the sample `name` (with labels, as printed), 0 if absent.
+    pub(crate) fn metric(&self, sample: &str) -> u64 {
+        metric(&self.scrape(), sample)
+    }
+
+    /// Waits (up to 5 s) until `sample` reaches at least `value`, and returns it.
+    pub(crate) fn wait_metric(&self, sample: &str, value: u64) -> u64 {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let now = self.metric(sample);
+            if now >= value || Instant::now() >= deadline {
+                return now;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The server's log so far.
+    pub(crate) fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+/// `GET /metrics` from `addr`.
+pub(crate) fn scrape(addr: SocketAddr) -> String {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n")
+        .expect("request");
+    let mut out = String::new();
+    s.read_to_string(&mut out).expect("response");
+    assert!(out.starts_with("HTTP/1.0 200 OK"), "{out}");
+    out
+}
+
+/// The value of `sample` in a metrics text, 0 if absent.
+pub(crate) fn metric(text: &str, sample: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(sample)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// chronyd's path; fails the test (with what to do) when it is missing.
+pub(crate) fn chronyd() -> PathBuf {
+    ["/usr/sbin/chronyd", "/usr/bin/chronyd", "/sbin/chronyd"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+        .unwrap_or_else(|| {
+            panic!(
+                "chronyd is not installed: these interop tests need the Debian package \
+                 `chrony`; run ./test.sh, which installs it"
+            )
+        })
+}
+
+/// Whether this process runs as root (chronyd then needs `-u root` to keep
+/// its privileges rather than switch to a user that may not exist).
+pub(crate) fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"))
+}
+
+/// A UDP port that was free a moment ago on 127.0.0.1 (for peers that need
+/// a port number in their configuration).
+pub(crate) fn free_udp_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// The lines chronyd needs to stay inside `dir`: pid file, no command socket
+/// or port.
+pub(crate) fn chronyd_private_lines(dir: &TempDir) -> String {
+    format!(
+        "pidfile {}\ncmdport 0\nbindcmdaddress /\n",
+        dir.path("chronyd.pid").display()
+    )
+}
+
+/// chronyd with configuration `conf` and extra arguments (`-Q -t 3`, `-x -d`).
+pub(crate) fn chronyd_command(conf: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(chronyd());
+    command.args(args).arg("-f").arg(conf);
+    if is_root() {
+        command.args(["-u", "root"]);
+    }
+    command
+}
