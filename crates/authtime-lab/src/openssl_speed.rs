@@ -31,7 +31,7 @@ pub fn parse_ops_per_sec(output: &str) -> Option<f64> {
         .find_map(|rest| {
             let mut fields = rest.split(':');
             let count: f64 = fields.next()?.parse().ok()?;
-            let secs: f64 = fields.last()?.parse().ok()?;
+            let secs: f64 = fields.next_back()?.parse().ok()?;
             (secs > 0.0).then_some(count / secs)
         })
 }

@@ -420,6 +420,7 @@ fn fmt_rate(rate: f64) -> String {
 }
 
 struct TrialSetup {
+    plan: SearchPlan,
     duration: Duration,
     drain: Duration,
     pause: Duration,
@@ -484,7 +485,6 @@ fn measure_server(
     server: &mut ServerProcess,
     target: SocketAddr,
     key: &KeyEntry,
-    plan: &SearchPlan,
     setup: &TrialSetup,
     progress: &mut Progress<'_>,
     step: &mut usize,
@@ -494,7 +494,7 @@ fn measure_server(
         progress.step(&format!("ntp: {name}, auth {auth}: rate search"), *step, 4);
         *step += 1;
         let mut trials = Vec::new();
-        let found = search_rate(plan, |rate| {
+        let found = search_rate(&setup.plan, |rate| {
             let t = trial(server, target, rate, key, setup)?;
             let passed = t.passed;
             trials.push(t);
@@ -538,6 +538,7 @@ pub fn run(quick: bool, progress: &mut Progress<'_>) -> Result<Section, String> 
     let started = Instant::now();
     let plan = SearchPlan::new(quick);
     let setup = TrialSetup {
+        plan,
         duration: Duration::from_millis(if quick { 500 } else { 1000 }),
         drain: Duration::from_millis(if quick { 100 } else { 250 }),
         pause: Duration::from_millis(if quick { 50 } else { 200 }),
@@ -558,7 +559,6 @@ pub fn run(quick: bool, progress: &mut Progress<'_>) -> Result<Section, String> 
                 &mut server,
                 target,
                 &key,
-                &plan,
                 &setup,
                 progress,
                 &mut step,
@@ -581,7 +581,6 @@ pub fn run(quick: bool, progress: &mut Progress<'_>) -> Result<Section, String> 
                     &mut server,
                     target,
                     &key,
-                    &plan,
                     &setup,
                     progress,
                     &mut step,
@@ -712,6 +711,26 @@ fn section(
                 cpu_ratio.map_or(String::new(), |c| format!(
                     " Per request, chronyd spends {c:.2}× authtime's CPU time."
                 ))
+            ));
+        }
+    }
+    for o in outcomes {
+        let Some(t) = o.best.and_then(|b| o.trial(b)) else {
+            continue;
+        };
+        let Some(busy) = t.cpu_s_per_1000.map(|c| c * t.rate / 1000.0) else {
+            continue;
+        };
+        if busy < 0.7 {
+            findings.push(format!(
+                "{} ({}) used only {:.0}% of its core at {:.0} req/s (median latency {:.0} µs): \
+                 its limit is likely outside the server process (the generator's single core or the kernel's loopback path), \
+                 so its rate is indicative; the CPU per request is the steadier comparison.",
+                o.server,
+                o.auth,
+                100.0 * busy,
+                t.rate,
+                t.report.latency.p50_us
             ));
         }
     }

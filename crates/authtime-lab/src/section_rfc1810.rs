@@ -24,6 +24,9 @@ pub const RFC1810_MEASURED: [(&str, f64); 8] = [
     ("Sun SPARC-20/71", 57.0),
 ];
 
+/// A hash of a whole buffer, as one variant computes it.
+type Digest = dyn Fn(&[u8]) -> [u8; 16];
+
 /// One measured variant.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Md5Row {
@@ -61,12 +64,12 @@ pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result
     let isa = Isa::current();
     // The multi-buffer row hashes the buffer as 8 independent slices, one per lane:
     // the same bytes, the parallelism a server gets from 8 packets at once.
-    let eighths = |d: &[u8]| -> [u8; 16] {
+    let eighths = move |d: &[u8]| -> [u8; 16] {
         let n = d.len() / 8;
         let parts: [&[u8]; 8] = core::array::from_fn(|i| &d[i * n..(i + 1) * n]);
         md5_parallel8(parts, isa)[0]
     };
-    let variants: [(&str, Box<dyn Fn(&[u8]) -> [u8; 16]>); 6] = [
+    let variants: [(&str, Box<Digest>); 6] = [
         ("MD5 (serial, one chain)", Box::new(md5)),
         (
             "K-way MD5, K=4, scalar (two chains interleaved)",

@@ -182,7 +182,7 @@ impl Algorithm {
             Self::Aes128Cmac | Self::Aes256Cmac => {
                 Box::new(crate::cmac_aes::AesCmac::new(self, key, isa)?)
             }
-            Self::Aes128Gmac => Box::new(crate::gmac::Aes128Gmac::new(key)?),
+            Self::Aes128Gmac => Box::new(crate::gmac::Aes128Gmac::new(key, isa)?),
             Self::Poly1305ChaCha20 => Box::new(crate::poly1305_chacha::Poly1305ChaCha20::new(key)?),
             Self::Blake3Keyed => Box::new(crate::blake3_keyed::Blake3Keyed::new(key)?),
             Self::SipHash24 => Box::new(crate::siphash::SipHash24::new(key)?),

@@ -8,39 +8,81 @@
 
 use core::fmt;
 
-use chacha20::{
-    ChaCha20,
-    cipher::{KeyIvInit, StreamCipher},
-};
-use poly1305::{Poly1305, universal_hash::KeyInit};
 use zeroize::Zeroizing;
 
-use crate::{Algorithm, Mac, MacError, Tag, mac::check_nonce};
+#[cfg(target_arch = "x86_64")]
+use crate::kernels::{
+    chacha_x86::{self, ChaChaX86},
+    poly1305_avx2::{self, Poly1305Avx2},
+};
+use crate::{
+    Algorithm, Isa, Mac, MacError, MacInput, Tag,
+    kernels::{chacha_scalar, poly1305_scalar},
+    mac::check_nonce,
+};
 
-/// Poly1305-ChaCha20 with its 32-byte key.
+/// Nonce length in bytes (RFC 8439 section 2.6).
+const NONCE_LEN: usize = 12;
+
+/// Poly1305-ChaCha20 with its 32-byte key and the kernels of this CPU.
 pub(crate) struct Poly1305ChaCha20 {
-    key: Zeroizing<[u8; 32]>,
+    /// The key as ChaCha20's eight state words, loaded once.
+    key: Zeroizing<[u32; 8]>,
+    #[cfg(target_arch = "x86_64")]
+    chacha: Option<ChaChaX86>,
+    #[cfg(target_arch = "x86_64")]
+    poly: Option<Poly1305Avx2>,
 }
 
 impl Poly1305ChaCha20 {
+    /// With the kernels [`Isa::current`] allows.
     pub(crate) fn new(key: &[u8]) -> Result<Self, MacError> {
-        let key: [u8; 32] = key.try_into().map_err(|_| MacError::KeyLength {
+        Self::new_with_isa(key, Isa::current())
+    }
+
+    /// With the kernels `isa` allows ([`Isa::PORTABLE`]: portable Rust only).
+    pub(crate) fn new_with_isa(key: &[u8], isa: Isa) -> Result<Self, MacError> {
+        let key: &[u8; 32] = key.try_into().map_err(|_| MacError::KeyLength {
             algorithm: Algorithm::Poly1305ChaCha20.name().to_owned(),
             got: key.len(),
             expected: Algorithm::Poly1305ChaCha20.info().key,
         })?;
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = isa;
         Ok(Self {
-            key: Zeroizing::new(key),
+            key: Zeroizing::new(chacha_scalar::key_words(key)),
+            #[cfg(target_arch = "x86_64")]
+            chacha: ChaChaX86::new(isa),
+            #[cfg(target_arch = "x86_64")]
+            poly: Poly1305Avx2::new(isa),
         })
     }
 
     /// RFC 8439 section 2.6: `poly1305_key_gen(key, nonce)`.
-    pub(crate) fn one_time_key(&self, nonce: &[u8; 12]) -> Zeroizing<[u8; 32]> {
-        let mut otk = Zeroizing::new([0u8; 32]);
-        let mut chacha = ChaCha20::new(&(*self.key).into(), &(*nonce).into());
-        chacha.apply_keystream(&mut otk[..]);
-        otk
+    pub(crate) fn one_time_key(&self, nonce: &[u8; NONCE_LEN]) -> Zeroizing<[u8; 32]> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(chacha) = self.chacha {
+            return Zeroizing::new(chacha.one_time_key(&self.key, nonce));
+        }
+        Zeroizing::new(chacha_scalar::one_time_key(&self.key, nonce))
     }
+
+    /// Poly1305 of `message` under `otk`, on the kernel for its length.
+    fn poly1305(&self, otk: &[u8; 32], message: &[u8]) -> Tag {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(poly) = self.poly
+            && message.len() >= poly1305_avx2::MIN_LEN
+        {
+            return Tag::from_slice(&poly.tag(otk, message));
+        }
+        Tag::from_slice(&poly1305_scalar::tag(otk, message))
+    }
+}
+
+/// The nonce of `input` as an array, or the usage error.
+fn nonce_of<'a>(name: &str, nonce: &'a [u8]) -> Result<&'a [u8; NONCE_LEN], MacError> {
+    check_nonce(name, NONCE_LEN, nonce)?;
+    Ok(nonce.try_into().expect("length checked"))
 }
 
 impl Mac for Poly1305ChaCha20 {
@@ -48,18 +90,67 @@ impl Mac for Poly1305ChaCha20 {
         Algorithm::Poly1305ChaCha20.name()
     }
     fn nonce_len(&self) -> usize {
-        12
+        NONCE_LEN
     }
     fn tag_len(&self) -> usize {
         16
     }
     fn compute(&self, nonce: &[u8], message: &[u8]) -> Result<Tag, MacError> {
-        check_nonce(self.name(), 12, nonce)?;
-        let mut n = [0u8; 12];
-        n.copy_from_slice(nonce);
-        let otk = self.one_time_key(&n);
-        let tag = Poly1305::new(&(*otk).into()).compute_unpadded(message);
-        Ok(Tag::from_slice(&tag))
+        let nonce = nonce_of(self.name(), nonce)?;
+        let otk = self.one_time_key(nonce);
+        Ok(self.poly1305(&otk, message))
+    }
+
+    /// Batches derive their one-time keys eight at a time with AVX2 (one
+    /// ChaCha20 block per lane), then run Poly1305 message by message.
+    fn compute_many(&self, inputs: &[MacInput<'_>], tags: &mut [Tag]) -> Result<(), MacError> {
+        if inputs.len() != tags.len() {
+            return Err(MacError::BatchLength {
+                inputs: inputs.len(),
+                outputs: tags.len(),
+            });
+        }
+        #[cfg(target_arch = "x86_64")]
+        if let Some(chacha) = self.chacha {
+            return self.compute_many_x8(chacha, inputs, tags);
+        }
+        for (input, tag) in inputs.iter().zip(tags.iter_mut()) {
+            *tag = self.compute(input.nonce, input.message)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Poly1305ChaCha20 {
+    /// [`Mac::compute_many`] with the eight-lane ChaCha20 kernel. A chunk of
+    /// one message takes the one-block kernel; a shorter chunk fills its
+    /// free lanes with its first nonce.
+    fn compute_many_x8(
+        &self,
+        chacha: ChaChaX86,
+        inputs: &[MacInput<'_>],
+        tags: &mut [Tag],
+    ) -> Result<(), MacError> {
+        let mut otks = Zeroizing::new([[0u8; 32]; chacha_x86::LANES]);
+        for (chunk, out) in inputs
+            .chunks(chacha_x86::LANES)
+            .zip(tags.chunks_mut(chacha_x86::LANES))
+        {
+            if chunk.len() == 1 {
+                out[0] = self.compute(chunk[0].nonce, chunk[0].message)?;
+                continue;
+            }
+            let mut nonces = [nonce_of(self.name(), chunk[0].nonce)?; chacha_x86::LANES];
+            for (slot, input) in nonces.iter_mut().zip(chunk).skip(1) {
+                *slot = nonce_of(self.name(), input.nonce)?;
+            }
+            chacha.one_time_keys(&self.key, &nonces, &mut otks);
+            for ((input, otk), tag) in chunk.iter().zip(otks.iter()).zip(out.iter_mut()) {
+                *tag = self.poly1305(otk, input.message);
+            }
+        }
+        Ok(())
     }
 }
 

@@ -92,7 +92,10 @@ pub(crate) mod tests {
         for _ in 0..500 {
             let key: [u8; 32] = rng.bytes(32).try_into().expect("32");
             let nonce: [u8; 12] = rng.bytes(12).try_into().expect("12");
-            assert_eq!(one_time_key(&key_words(&key), &nonce), reference(&key, &nonce));
+            assert_eq!(
+                one_time_key(&key_words(&key), &nonce),
+                reference(&key, &nonce)
+            );
         }
     }
 }

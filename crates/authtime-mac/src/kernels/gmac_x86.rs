@@ -27,7 +27,7 @@ use core::arch::x86_64::{
     __m128i, __m256i, _mm_aesenc_si128, _mm_aesenclast_si128, _mm_aeskeygenassist_si128,
     _mm_clmulepi64_si128, _mm_loadu_si128, _mm_set_epi8, _mm_set_epi64x, _mm_setzero_si128,
     _mm_shuffle_epi8, _mm_shuffle_epi32, _mm_slli_si128, _mm_srli_si128, _mm_storeu_si128,
-    _mm_xor_si128, _mm256_broadcastsi128_si256, _mm256_setzero_si256,
+    _mm_xor_si128, _mm256_broadcastsi128_si256,
 };
 use core::fmt;
 
@@ -465,13 +465,15 @@ unsafe fn expand(key: &[u8; 16]) -> GmacKeys {
         h[i] = dot(h[i - 1], h1);
     }
     let kk = h.map(|p| _mm_xor_si128(p, _mm_shuffle_epi32::<0x4e>(p)));
+    // SAFETY: every bit pattern, zero too, is a valid `__m256i`; this needs no AVX.
+    let zero: __m256i = unsafe { core::mem::zeroed() };
     GmacKeys {
         rk,
         h,
         kk,
-        rk2: [_mm256_setzero_si256(); 11],
-        h2: [_mm256_setzero_si256(); GROUP],
-        kk2: [_mm256_setzero_si256(); GROUP],
+        rk2: [zero; 11],
+        h2: [zero; GROUP],
+        kk2: [zero; GROUP],
     }
 }
 

@@ -9,10 +9,17 @@
     reason = "SIMD intrinsics; each unsafe block has a SAFETY line"
 )]
 
+pub(crate) mod chacha_scalar;
+pub(crate) mod chacha_x86;
 pub(crate) mod cmac_lanes;
 pub(crate) mod cmac_x86;
+#[cfg(target_arch = "x86_64")]
+mod gmac_lanes;
+pub(crate) mod gmac_x86;
 pub(crate) mod md5_lanes;
 pub(crate) mod md5_scalar;
+pub(crate) mod poly1305_avx2;
+pub(crate) mod poly1305_scalar;
 #[cfg(target_arch = "x86_64")]
 mod sha1_x86;
 #[cfg(target_arch = "x86_64")]
@@ -20,5 +27,3 @@ mod sha256_x86;
 #[cfg(target_arch = "x86_64")]
 mod sha_pad_x86;
 pub(crate) mod sha_x86;
-pub(crate) mod chacha_scalar;
-pub(crate) mod poly1305_scalar;
