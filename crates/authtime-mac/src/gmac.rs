@@ -71,6 +71,7 @@ impl Aes128Gmac {
     }
 
     /// The nonce as an array, after the usage checks of [`Mac::compute`].
+    #[inline]
     fn checked<'a>(&self, nonce: &'a [u8], message: &[u8]) -> Result<&'a [u8; 12], MacError> {
         let Ok(nonce) = <&[u8; NONCE_LEN]>::try_from(nonce) else {
             return Err(check_nonce(self.name(), NONCE_LEN, nonce).err().unwrap_or(
@@ -137,8 +138,15 @@ impl Mac for Aes128Gmac {
                 outputs: tags.len(),
             });
         }
-        for input in inputs {
-            self.checked(input.nonce, input.message)?;
+        // One pass without branches to errors for the common case; the
+        // errors themselves from the first input that has one.
+        let valid = inputs.iter().fold(true, |ok, i| {
+            ok & (i.nonce.len() == NONCE_LEN) & (i.message.len() as u64 <= MAX_MESSAGE)
+        });
+        if !valid {
+            for input in inputs {
+                self.checked(input.nonce, input.message)?;
+            }
         }
         match &self.engine {
             Engine::Portable(cipher) => {
@@ -149,14 +157,21 @@ impl Mac for Aes128Gmac {
             }
             #[cfg(target_arch = "x86_64")]
             Engine::X86(kernel) => {
-                // Checked above: every nonce has 12 bytes.
-                let nonce = |i: usize| <&[u8; NONCE_LEN]>::try_from(inputs[i].nonce).ok();
+                // The kernels write plain arrays, which become tags in a
+                // simple loop: building each `Tag` inside them makes the
+                // compiler copy it through the stack.
+                const CHUNK: usize = 64;
+                let mut raw = [[0u8; 16]; CHUNK];
                 let zero = [0u8; NONCE_LEN];
-                kernel.tag_batch(
-                    inputs.len(),
-                    |i| (nonce(i).unwrap_or(&zero), inputs[i].message),
-                    |i, tag| tags[i] = Tag::from_slice(&tag),
-                );
+                for (inputs, tags) in inputs.chunks(CHUNK).zip(tags.chunks_mut(CHUNK)) {
+                    let raw = &mut raw[..inputs.len()];
+                    // Checked above: every nonce has 12 bytes.
+                    let nonce = |i: usize| <&[u8; NONCE_LEN]>::try_from(inputs[i].nonce).ok();
+                    kernel.tag_batch(|i| (nonce(i).unwrap_or(&zero), inputs[i].message), raw);
+                    for (tag, raw) in tags.iter_mut().zip(raw.iter()) {
+                        *tag = Tag::from_slice(raw);
+                    }
+                }
             }
         }
         Ok(())

@@ -8,6 +8,10 @@
 //! 32-bit words in general-purpose registers give the shortest chain the
 //! rounds allow (add, xor, rotate: 12 single-cycle steps per round).
 
+use zeroize::Zeroize;
+
+use super::poly1305_scalar::OneTimeKey;
+
 /// "expand 32-byte k" (RFC 8439 section 2.3).
 pub(crate) const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
@@ -40,7 +44,7 @@ fn quarter_round(x: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize) {
 /// ChaCha20 block for (`key`, `nonce`, counter 0).
 #[inline]
 #[must_use]
-pub(crate) fn one_time_key(key: &[u32; 8], nonce: &[u8; 12]) -> [u8; 32] {
+pub(crate) fn one_time_key(key: &[u32; 8], nonce: &[u8; 12]) -> OneTimeKey {
     let n = nonce_words(nonce);
     let mut x = [
         SIGMA[0], SIGMA[1], SIGMA[2], SIGMA[3], key[0], key[1], key[2], key[3], key[4], key[5],
@@ -56,13 +60,12 @@ pub(crate) fn one_time_key(key: &[u32; 8], nonce: &[u8; 12]) -> [u8; 32] {
         quarter_round(&mut x, 2, 7, 8, 13);
         quarter_round(&mut x, 3, 4, 9, 14);
     }
-    let mut out = [0u8; 32];
-    for (i, word) in out.chunks_exact_mut(4).enumerate() {
+    let word = |i: usize| {
         let init = if i < 4 { SIGMA[i] } else { key[i - 4] };
-        word.copy_from_slice(&x[i].wrapping_add(init).to_le_bytes());
-    }
-    x.fill(0);
-    core::hint::black_box(&x);
+        u64::from(x[i].wrapping_add(init))
+    };
+    let out = core::array::from_fn(|i| word(2 * i) | (word(2 * i + 1) << 32));
+    x.zeroize();
     out
 }
 
@@ -75,6 +78,7 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::kernels::md5_scalar::tests::SplitMix;
+    use crate::kernels::poly1305_scalar::otk_to_bytes;
 
     /// The RustCrypto keystream's first 32 bytes, the reference.
     pub(crate) fn reference(key: &[u8; 32], nonce: &[u8; 12]) -> [u8; 32] {
@@ -93,7 +97,7 @@ pub(crate) mod tests {
             let key: [u8; 32] = rng.bytes(32).try_into().expect("32");
             let nonce: [u8; 12] = rng.bytes(12).try_into().expect("12");
             assert_eq!(
-                one_time_key(&key_words(&key), &nonce),
+                otk_to_bytes(&one_time_key(&key_words(&key), &nonce)),
                 reference(&key, &nonce)
             );
         }

@@ -18,15 +18,16 @@
 #![cfg(target_arch = "x86_64")]
 
 use core::arch::x86_64::{
-    __m128i, __m256i, _mm_add_epi32, _mm_loadu_si128, _mm_or_si128, _mm_set_epi32, _mm_setr_epi8,
-    _mm_shuffle_epi8, _mm_shuffle_epi32, _mm_slli_epi32, _mm_srli_epi32, _mm_storeu_si128,
-    _mm_xor_si128, _mm256_add_epi32, _mm256_or_si256, _mm256_permute2x128_si256, _mm256_set_epi32,
+    __m128i, __m256i, _mm_add_epi32, _mm_or_si128, _mm_set_epi32, _mm_setr_epi8, _mm_shuffle_epi8,
+    _mm_shuffle_epi32, _mm_slli_epi32, _mm_srli_epi32, _mm_storeu_si128, _mm_xor_si128,
+    _mm256_add_epi32, _mm256_or_si256, _mm256_permute2x128_si256, _mm256_set_epi32,
     _mm256_set1_epi32, _mm256_setr_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8,
     _mm256_slli_epi32, _mm256_srli_epi32, _mm256_storeu_si256, _mm256_unpackhi_epi32,
     _mm256_unpackhi_epi64, _mm256_unpacklo_epi32, _mm256_unpacklo_epi64, _mm256_xor_si256,
 };
 
 use super::chacha_scalar::{SIGMA, nonce_words};
+use super::poly1305_scalar::OneTimeKey;
 use crate::Isa;
 
 /// Blocks (one-time keys) per call of the batch kernel.
@@ -48,7 +49,7 @@ impl ChaChaX86 {
     /// The one-time key of (`key`, `nonce`), one block in xmm registers.
     #[inline]
     #[must_use]
-    pub(crate) fn one_time_key(self, key: &[u32; 8], nonce: &[u8; 12]) -> [u8; 32] {
+    pub(crate) fn one_time_key(self, key: &[u32; 8], nonce: &[u8; 12]) -> OneTimeKey {
         // SAFETY: `new` checked AVX2 (which includes SSSE3).
         unsafe { one_block(key, nonce) }
     }
@@ -59,7 +60,7 @@ impl ChaChaX86 {
         self,
         key: &[u32; 8],
         nonces: &[&[u8; 12]; LANES],
-        out: &mut [[u8; 32]; LANES],
+        out: &mut [OneTimeKey; LANES],
     ) {
         // SAFETY: `new` checked AVX2.
         unsafe { eight_blocks(key, nonces, out) }
@@ -110,7 +111,7 @@ fn half_round(a: &mut __m128i, b: &mut __m128i, c: &mut __m128i, d: &mut __m128i
 /// # Safety
 /// The CPU has AVX2.
 #[target_feature(enable = "avx2")]
-unsafe fn one_block(key: &[u32; 8], nonce: &[u8; 12]) -> [u8; 32] {
+unsafe fn one_block(key: &[u32; 8], nonce: &[u8; 12]) -> OneTimeKey {
     let n = nonce_words(nonce);
     // `as i32` reinterprets the words' bits, as `_mm_set_epi32` wants.
     let word = |w: u32| w as i32;
@@ -135,11 +136,12 @@ unsafe fn one_block(key: &[u32; 8], nonce: &[u8; 12]) -> [u8; 32] {
         c = _mm_shuffle_epi32::<0x93>(c);
         d = _mm_shuffle_epi32::<0x4e>(d);
     }
-    let mut out = [0u8; 32];
-    // SAFETY: 32 writable bytes; `storeu` takes any alignment.
+    let mut out = [0u64; 4];
+    // SAFETY: 32 writable bytes; `storeu` takes any alignment; on x86 the
+    // little-endian words of the block are its bytes in order.
     unsafe {
         _mm_storeu_si128(out.as_mut_ptr().cast(), _mm_add_epi32(a, a0));
-        _mm_storeu_si128(out.as_mut_ptr().add(16).cast(), _mm_add_epi32(b, b0));
+        _mm_storeu_si128(out.as_mut_ptr().add(2).cast(), _mm_add_epi32(b, b0));
     }
     out
 }
@@ -193,7 +195,7 @@ fn quarter_round_x8(x: &mut [__m256i; 16], a: usize, b: usize, c: usize, d: usiz
 /// # Safety
 /// The CPU has AVX2.
 #[target_feature(enable = "avx2")]
-unsafe fn eight_blocks(key: &[u32; 8], nonces: &[&[u8; 12]; LANES], out: &mut [[u8; 32]; LANES]) {
+unsafe fn eight_blocks(key: &[u32; 8], nonces: &[&[u8; 12]; LANES], out: &mut [OneTimeKey; LANES]) {
     let n: [[u32; 3]; LANES] = core::array::from_fn(|i| nonce_words(nonces[i]));
     let splat = |w: u32| _mm256_set1_epi32(w as i32);
     let lane = |j: usize| {
@@ -260,7 +262,8 @@ unsafe fn eight_blocks(key: &[u32; 8], nonces: &[&[u8; 12]; LANES], out: &mut [[
     ];
     for k in 0..4 {
         let (lo, hi) = (u[k], u[k + 4]);
-        // SAFETY: 32 writable bytes each; `storeu` takes any alignment.
+        // SAFETY: 32 writable bytes each; `storeu` takes any alignment
+        // (the words are little-endian, as in `one_block`).
         unsafe {
             _mm256_storeu_si256(
                 out[k].as_mut_ptr().cast(),
@@ -274,18 +277,14 @@ unsafe fn eight_blocks(key: &[u32; 8], nonces: &[&[u8; 12]; LANES], out: &mut [[
     }
 }
 
-/// Loads 16 bytes (for tests).
-#[cfg(test)]
-fn load16(b: &[u8; 16]) -> __m128i {
-    // SAFETY: 16 readable bytes; `loadu` takes any alignment.
-    unsafe { _mm_loadu_si128(b.as_ptr().cast()) }
-}
-
 #[cfg(test)]
 mod tests {
+    use core::arch::x86_64::_mm_loadu_si128;
+
     use super::*;
     use crate::kernels::chacha_scalar::{key_words, tests::reference};
     use crate::kernels::md5_scalar::tests::SplitMix;
+    use crate::kernels::poly1305_scalar::otk_to_bytes;
 
     fn kernel() -> Option<ChaChaX86> {
         let k = ChaChaX86::new(Isa::detect());
@@ -303,7 +302,7 @@ mod tests {
             let key: [u8; 32] = rng.bytes(32).try_into().expect("32");
             let nonce: [u8; 12] = rng.bytes(12).try_into().expect("12");
             assert_eq!(
-                k.one_time_key(&key_words(&key), &nonce),
+                otk_to_bytes(&k.one_time_key(&key_words(&key), &nonce)),
                 reference(&key, &nonce)
             );
         }
@@ -319,12 +318,17 @@ mod tests {
                 .map(|_| rng.bytes(12).try_into().expect("12"))
                 .collect();
             let refs: [&[u8; 12]; LANES] = core::array::from_fn(|i| &nonces[i]);
-            let mut out = [[0u8; 32]; LANES];
+            let mut out = [[0u64; 4]; LANES];
             k.one_time_keys(&key_words(&key), &refs, &mut out);
             for (nonce, got) in nonces.iter().zip(&out) {
-                assert_eq!(*got, reference(&key, nonce));
+                assert_eq!(otk_to_bytes(got), reference(&key, nonce));
             }
         }
+    }
+
+    fn load16(b: &[u8; 16]) -> __m128i {
+        // SAFETY: 16 readable bytes; `loadu` takes any alignment.
+        unsafe { _mm_loadu_si128(b.as_ptr().cast()) }
     }
 
     #[test]

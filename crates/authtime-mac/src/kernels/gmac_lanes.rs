@@ -24,8 +24,8 @@ use core::arch::x86_64::{
 
 use super::gmac_x86::{
     BLOCK, GROUP, GmacKeys, bswap_mask, counter_block, load_block, partial_block, poly, store16,
-    tag_one,
 };
+use super::gmac_ymm_one::tag_one_ymm;
 
 /// The block a shorter packet is prefixed with.
 static ZERO_BLOCK: [u8; BLOCK] = [0; BLOCK];
@@ -109,10 +109,56 @@ impl Product2 {
     }
 }
 
+/// Adds data blocks `at..at + count` of each pair, block `at + i` times
+/// `H'^(top - i)`, the first one XORed with `carry`. Block `at` goes last:
+/// only its product waits for the previous group's reduction.
+#[inline]
+#[target_feature(enable = "avx2,vpclmulqdq")]
+fn add_run<const W: usize>(
+    k: &GmacKeys,
+    p: &mut [Product2; W],
+    block: &impl Fn(usize, usize) -> __m256i,
+    (at, count, top): (usize, usize, usize),
+    carry: &[__m256i; W],
+) {
+    for i in (0..count).rev() {
+        let (h, kk) = (k.h2[top - 1 - i], k.kk2[top - 1 - i]);
+        for q in 0..W {
+            let mut x = block(at + i, q);
+            if i == 0 {
+                x = _mm256_xor_si256(x, carry[q]);
+            }
+            p[q].add(x, h, kk);
+        }
+    }
+}
+
+/// The GHASH of `W` register pairs of `N` data blocks each (`N < GROUP`:
+/// one group, one reduction) plus their length blocks.
+#[inline]
+#[target_feature(enable = "avx2,vpclmulqdq")]
+fn ghash_short<const W: usize, const N: usize>(
+    k: &GmacKeys,
+    length: &[__m256i; W],
+    block: &impl Fn(usize, usize) -> __m256i,
+) -> [__m256i; W] {
+    let mut p = [Product2::zero(); W];
+    for q in 0..W {
+        p[q].add_high(length[q], k.h2[0], k.kk2[0]);
+    }
+    add_run(k, &mut p, block, (0, N, N + 1), &[_mm256_setzero_si256(); W]);
+    p.map(|p| p.reduce())
+}
+
 /// The GHASH of `W` register pairs of `n` data blocks each plus their
-/// length blocks `length`, in groups as in `gmac_x86::tag_one`: the length
-/// block ends the last group. `block(i, q)` is data block `i` of pair `q`,
+/// length blocks `length`. `block(i, q)` is data block `i` of pair `q`,
 /// byte-reversed into POLYVAL order.
+///
+/// Groups as in `gmac_x86::tag_one`: up to 7 data blocks and the length
+/// block make one group; longer streams have a first group of `n % 8 + 1`
+/// blocks (with the length block, `n + 1` is then a multiple of 8 apart from
+/// it), groups of 8, and a last group of 7 data blocks and the length block.
+/// All but the first have constant powers and unroll.
 #[inline]
 #[target_feature(enable = "avx2,vpclmulqdq")]
 fn ghash_groups<const W: usize>(
@@ -121,39 +167,34 @@ fn ghash_groups<const W: usize>(
     length: &[__m256i; W],
     block: impl Fn(usize, usize) -> __m256i,
 ) -> [__m256i; W] {
-    let m = n + 1;
-    let mut carry = [_mm256_setzero_si256(); W];
-    let mut at = 0;
-    let mut g = (m - 1) % GROUP + 1;
-    loop {
-        let last = at + g == m;
-        let data = g - usize::from(last);
-        let mut p = [Product2::zero(); W];
-        if last {
-            for q in 0..W {
-                p[q].add_high(length[q], k.h2[0], k.kk2[0]);
-            }
-        }
-        // Block 0 last: only its product waits for the previous group.
-        for i in (0..data).rev() {
-            let (h, kk) = (k.h2[g - 1 - i], k.kk2[g - 1 - i]);
-            for q in 0..W {
-                let mut x = block(at + i, q);
-                if i == 0 {
-                    x = _mm256_xor_si256(x, carry[q]);
-                }
-                p[q].add(x, h, kk);
-            }
-        }
-        for q in 0..W {
-            carry[q] = p[q].reduce();
-        }
-        if last {
-            return carry;
-        }
-        at += g;
-        g = GROUP;
+    match n {
+        0 => return ghash_short::<W, 0>(k, length, &block),
+        1 => return ghash_short::<W, 1>(k, length, &block),
+        2 => return ghash_short::<W, 2>(k, length, &block),
+        3 => return ghash_short::<W, 3>(k, length, &block),
+        4 => return ghash_short::<W, 4>(k, length, &block),
+        5 => return ghash_short::<W, 5>(k, length, &block),
+        6 => return ghash_short::<W, 6>(k, length, &block),
+        7 => return ghash_short::<W, 7>(k, length, &block),
+        _ => {}
     }
+    let first = n % GROUP + 1;
+    let mut p = [Product2::zero(); W];
+    add_run(k, &mut p, &block, (0, first, first), &[_mm256_setzero_si256(); W]);
+    let mut carry = p.map(|p| p.reduce());
+    let mut at = first;
+    while n - at > GROUP - 1 {
+        let mut p = [Product2::zero(); W];
+        add_run(k, &mut p, &block, (at, GROUP, GROUP), &carry);
+        carry = p.map(|p| p.reduce());
+        at += GROUP;
+    }
+    let mut p = [Product2::zero(); W];
+    for q in 0..W {
+        p[q].add_high(length[q], k.h2[0], k.kk2[0]);
+    }
+    add_run(k, &mut p, &block, (at, GROUP - 1, GROUP), &carry);
+    p.map(|p| p.reduce())
 }
 
 /// E_K(J0) of `W` register pairs of packets, from their nonces.
@@ -173,24 +214,21 @@ fn encrypt_counters<const W: usize>(k: &GmacKeys, nonce: &[[&[u8; 12]; 2]; W]) -
     s.map(|s| _mm256_aesenclast_epi128(s, k.rk2[10]))
 }
 
-/// Hands out the tags `ghash ^ ekj0` of pairs `q` as packets `first + 2q`
-/// and `first + 2q + 1`.
+/// Writes the tags `ghash ^ ekj0` of pairs `q` to `out[first + 2q]` and
+/// `out[first + 2q + 1]`.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn finish<const W: usize>(
     ghash: &[__m256i; W],
     ekj0: &[__m256i; W],
     first: usize,
-    out: &mut impl FnMut(usize, [u8; 16]),
+    out: &mut [[u8; 16]],
 ) {
     let bswap = _mm256_broadcastsi128_si256(bswap_mask());
     for q in 0..W {
         let t = _mm256_xor_si256(_mm256_shuffle_epi8(ghash[q], bswap), ekj0[q]);
-        let mut tag = [0u8; 16];
-        store16(&mut tag, _mm256_castsi256_si128(t));
-        out(first + 2 * q, tag);
-        store16(&mut tag, _mm256_extracti128_si256::<1>(t));
-        out(first + 2 * q + 1, tag);
+        store16(&mut out[first + 2 * q], _mm256_castsi256_si128(t));
+        store16(&mut out[first + 2 * q + 1], _mm256_extracti128_si256::<1>(t));
     }
 }
 
@@ -203,7 +241,7 @@ fn tag_uniform<const W: usize>(
     first: usize,
     nonce: &[[&[u8; 12]; 2]; W],
     msg: &[[&[u8]; 2]; W],
-    out: &mut impl FnMut(usize, [u8; 16]),
+    out: &mut [[u8; 16]],
 ) {
     let ekj0 = encrypt_counters(k, nonce);
     let len = msg[0][0].len();
@@ -232,7 +270,7 @@ fn tag_mixed<const W: usize>(
     first: usize,
     nonce: &[[&[u8; 12]; 2]; W],
     msg: &[[&[u8]; 2]; W],
-    out: &mut impl FnMut(usize, [u8; 16]),
+    out: &mut [[u8; 16]],
 ) {
     let ekj0 = encrypt_counters(k, nonce);
     // Data blocks (the length block aside) of the longest packet.
@@ -282,7 +320,7 @@ fn tag_wide<'m, const W: usize>(
     k: &GmacKeys,
     first: usize,
     input: &impl Fn(usize) -> (&'m [u8; 12], &'m [u8]),
-    out: &mut impl FnMut(usize, [u8; 16]),
+    out: &mut [[u8; 16]],
 ) {
     let mut nonce: [[&[u8; 12]; 2]; W] = [[&[0; 12]; 2]; W];
     let mut msg: [[&[u8]; 2]; W] = [[&[]; 2]; W];
@@ -303,7 +341,7 @@ fn tag_wide<'m, const W: usize>(
 /// Packets per call of the widest kernel: 4 registers of 2.
 const WIDE: usize = 2;
 
-/// The tags of `count` packets, `2 * WIDE` at a time, then by pairs (the odd
+/// The tags `out[i]` of packets `input(i)`, `2 * WIDE` at a time, then by pairs (the odd
 /// last one on the one-packet kernel).
 ///
 /// # Safety
@@ -311,10 +349,10 @@ const WIDE: usize = 2;
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1,avx2,vaes,vpclmulqdq")]
 pub(super) unsafe fn run_ymm<'m>(
     k: &GmacKeys,
-    count: usize,
     input: &impl Fn(usize) -> (&'m [u8; 12], &'m [u8]),
-    out: &mut impl FnMut(usize, [u8; 16]),
+    out: &mut [[u8; 16]],
 ) {
+    let count = out.len();
     let mut i = 0;
     while i + 2 * WIDE <= count {
         tag_wide::<WIDE>(k, i, input, out);
@@ -327,7 +365,7 @@ pub(super) unsafe fn run_ymm<'m>(
     if i < count {
         let (nonce, msg) = input(i);
         // SAFETY: the caller guarantees the CPU features.
-        out(i, unsafe { tag_one(k, nonce, msg) });
+        out[i] = unsafe { tag_one_ymm(k, nonce, msg) };
     }
 }
 
@@ -361,7 +399,7 @@ mod tests {
             ] {
                 let owned = [(rng.nonce(), rng.bytes(a)), (rng.nonce(), rng.bytes(b))];
                 let mut got = [[0u8; 16]; 2];
-                k.tag_batch(2, |i| (&owned[i].0, &owned[i].1), |i, t| got[i] = t);
+                k.tag_batch(|i| (&owned[i].0, &owned[i].1), &mut got);
                 for (i, (nonce, msg)) in owned.iter().enumerate() {
                     assert_eq!(got[i], reference(&key, nonce, msg), "{a} {b} lane {i}");
                 }
@@ -377,13 +415,9 @@ mod tests {
             return;
         };
         let owned: Vec<([u8; 12], Vec<u8>)> =
-            (0..7).map(|i| (rng.nonce(), rng.bytes(i * 13))).collect();
+            (0..15).map(|i| (rng.nonce(), rng.bytes(i * 13))).collect();
         let mut got = vec![[0u8; 16]; owned.len()];
-        k.tag_batch(
-            owned.len(),
-            |i| (&owned[i].0, &owned[i].1),
-            |i, t| got[i] = t,
-        );
+        k.tag_batch(|i| (&owned[i].0, &owned[i].1), &mut got);
         for (i, (nonce, msg)) in owned.iter().enumerate() {
             assert_eq!(got[i], reference(&key, nonce, msg), "{i}");
         }

@@ -27,13 +27,13 @@ use core::arch::x86_64::{
     __m128i, __m256i, _mm_aesenc_si128, _mm_aesenclast_si128, _mm_aeskeygenassist_si128,
     _mm_clmulepi64_si128, _mm_loadu_si128, _mm_set_epi8, _mm_set_epi64x, _mm_setzero_si128,
     _mm_shuffle_epi8, _mm_shuffle_epi32, _mm_slli_si128, _mm_srli_si128, _mm_storeu_si128,
-    _mm_xor_si128, _mm256_broadcastsi128_si256,
+    _mm_xor_si128, _mm256_broadcastsi128_si256, _mm256_set_m128i,
 };
 use core::fmt;
 
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
-use super::gmac_lanes;
+use super::{gmac_lanes, gmac_ymm_one};
 use crate::Isa;
 
 /// AES and GHASH block length in bytes.
@@ -59,6 +59,11 @@ pub(crate) struct GmacKeys {
     pub(super) h2: [__m256i; GROUP],
     /// `kk` in both lanes (zero without AVX2).
     pub(super) kk2: [__m256i; GROUP],
+    /// Powers for two consecutive blocks of one packet: `hp[t]` holds
+    /// `H'^(2t + 2)` in lane 0 and `H'^(2t + 1)` in lane 1 (zero without AVX2).
+    pub(super) hp: [__m256i; GROUP / 2],
+    /// `kk` of the same powers, lane by lane (zero without AVX2).
+    pub(super) kkp: [__m256i; GROUP / 2],
 }
 
 impl fmt::Debug for GmacKeys {
@@ -121,29 +126,34 @@ impl GmacX86 {
     /// The tag of one message under `nonce`.
     #[must_use]
     pub(crate) fn tag(&self, nonce: &[u8; 12], msg: &[u8]) -> [u8; 16] {
-        // SAFETY: `new` checked AES-NI, PCLMULQDQ, SSSE3 and SSE4.1.
-        unsafe { tag_one(&self.keys, nonce, msg) }
+        if self.lanes {
+            // SAFETY: `new` checked AES-NI, PCLMULQDQ, SSSE3, SSE4.1, and
+            // AVX2 and VPCLMULQDQ since `self.lanes`.
+            unsafe { gmac_ymm_one::tag_one_ymm(&self.keys, nonce, msg) }
+        } else {
+            // SAFETY: `new` checked AES-NI, PCLMULQDQ, SSSE3 and SSE4.1.
+            unsafe { tag_one(&self.keys, nonce, msg) }
+        }
     }
 
-    /// The tags of `count` messages: `out(i, tag)` for nonce and message
+    /// The tags of `out.len()` messages: `out[i]` for nonce and message
     /// `input(i)`. Any mix of lengths.
     pub(crate) fn tag_batch<'m>(
         &self,
-        count: usize,
         input: impl Fn(usize) -> (&'m [u8; 12], &'m [u8]),
-        mut out: impl FnMut(usize, [u8; 16]),
+        out: &mut [[u8; 16]],
     ) {
         if self.lanes {
             // SAFETY: `new` checked AES-NI, PCLMULQDQ, SSSE3, SSE4.1, and VAES,
             // VPCLMULQDQ and AVX2 since `self.lanes`.
-            unsafe { gmac_lanes::run_ymm(&self.keys, count, &input, &mut out) }
+            unsafe { gmac_lanes::run_ymm(&self.keys, &input, out) }
         } else {
             // Independent packets one after another: the out-of-order core
             // overlaps 3 or 4 of them, which is most of what interleaving
             // xmm streams by hand would give.
-            for i in 0..count {
+            for (i, tag) in out.iter_mut().enumerate() {
                 let (nonce, msg) = input(i);
-                out(i, self.tag(nonce, msg));
+                *tag = self.tag(nonce, msg);
             }
         }
     }
@@ -370,7 +380,7 @@ pub(super) unsafe fn tag_one(k: &GmacKeys, nonce: &[u8; 12], msg: &[u8]) -> [u8;
     let ekj0 = encrypt(&k.rk, counter_block(nonce));
     let len = msg.len();
     let full = len / BLOCK;
-    let partial = len % BLOCK != 0;
+    let partial = !len.is_multiple_of(BLOCK);
     let tail = 1 + usize::from(partial);
     let m = full + tail;
 
@@ -474,6 +484,8 @@ unsafe fn expand(key: &[u8; 16]) -> GmacKeys {
         rk2: [zero; 11],
         h2: [zero; GROUP],
         kk2: [zero; GROUP],
+        hp: [zero; GROUP / 2],
+        kkp: [zero; GROUP / 2],
     }
 }
 
@@ -486,6 +498,10 @@ unsafe fn broadcast_keys(k: &mut GmacKeys) {
     k.rk2 = k.rk.map(|r| _mm256_broadcastsi128_si256(r));
     k.h2 = k.h.map(|r| _mm256_broadcastsi128_si256(r));
     k.kk2 = k.kk.map(|r| _mm256_broadcastsi128_si256(r));
+    for t in 0..GROUP / 2 {
+        k.hp[t] = _mm256_set_m128i(k.h[2 * t], k.h[2 * t + 1]);
+        k.kkp[t] = _mm256_set_m128i(k.kk[2 * t], k.kk[2 * t + 1]);
+    }
 }
 
 #[cfg(test)]
@@ -556,7 +572,7 @@ pub(super) mod tests {
 
     #[test]
     fn one_packet_matches_aes_gcm() {
-        let mut rng = SplitMix(0x6d61_63);
+        let mut rng = SplitMix(0x6d_6163);
         for _ in 0..3 {
             let key = rng.bytes(16);
             let Some(k) = kernel(&key, false) else {

@@ -16,6 +16,8 @@ pub(crate) mod cmac_x86;
 #[cfg(target_arch = "x86_64")]
 mod gmac_lanes;
 pub(crate) mod gmac_x86;
+#[cfg(target_arch = "x86_64")]
+mod gmac_ymm_one;
 pub(crate) mod md5_lanes;
 pub(crate) mod md5_scalar;
 pub(crate) mod poly1305_avx2;
