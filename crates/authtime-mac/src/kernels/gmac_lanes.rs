@@ -146,7 +146,13 @@ fn ghash_short<const W: usize, const N: usize>(
     for q in 0..W {
         p[q].add_high(length[q], k.h2[0], k.kk2[0]);
     }
-    add_run(k, &mut p, block, (0, N, N + 1), &[_mm256_setzero_si256(); W]);
+    add_run(
+        k,
+        &mut p,
+        block,
+        (0, N, N + 1),
+        &[_mm256_setzero_si256(); W],
+    );
     p.map(|p| p.reduce())
 }
 
@@ -180,7 +186,13 @@ fn ghash_groups<const W: usize>(
     }
     let first = n % GROUP + 1;
     let mut p = [Product2::zero(); W];
-    add_run(k, &mut p, &block, (0, first, first), &[_mm256_setzero_si256(); W]);
+    add_run(
+        k,
+        &mut p,
+        &block,
+        (0, first, first),
+        &[_mm256_setzero_si256(); W],
+    );
     let mut carry = p.map(|p| p.reduce());
     let mut at = first;
     while n - at > GROUP - 1 {
@@ -228,7 +240,10 @@ fn finish<const W: usize>(
     for q in 0..W {
         let t = _mm256_xor_si256(_mm256_shuffle_epi8(ghash[q], bswap), ekj0[q]);
         store16(&mut out[first + 2 * q], _mm256_castsi256_si128(t));
-        store16(&mut out[first + 2 * q + 1], _mm256_extracti128_si256::<1>(t));
+        store16(
+            &mut out[first + 2 * q + 1],
+            _mm256_extracti128_si256::<1>(t),
+        );
     }
 }
 
