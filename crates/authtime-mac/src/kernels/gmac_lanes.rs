@@ -309,7 +309,7 @@ fn tag_mixed<const W: usize>(
             lane.base = m.as_ptr().wrapping_sub(BLOCK * start);
             lane.start = start;
             lane.end = start + m.len() / BLOCK;
-            if m.len() % BLOCK != 0 {
+            if !m.len().is_multiple_of(BLOCK) {
                 store16(&mut partials[q][l], partial_block(m));
                 lane.partial = partials[q][l].as_ptr();
             }
