@@ -183,7 +183,9 @@ impl Algorithm {
                 Box::new(crate::cmac_aes::AesCmac::new(self, key, isa)?)
             }
             Self::Aes128Gmac => Box::new(crate::gmac::Aes128Gmac::new(key, isa)?),
-            Self::Poly1305ChaCha20 => Box::new(crate::poly1305_chacha::Poly1305ChaCha20::new(key)?),
+            Self::Poly1305ChaCha20 => Box::new(
+                crate::poly1305_chacha::Poly1305ChaCha20::new_with_isa(key, isa)?,
+            ),
             Self::Blake3Keyed => Box::new(crate::blake3_keyed::Blake3Keyed::new(key)?),
             Self::SipHash24 => Box::new(crate::siphash::SipHash24::new(key)?),
         })
