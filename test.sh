@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 # Debian packages the tests start or call for real.
 # openssl: peer and cross-check; b3sum: BLAKE3 cross-check; libssl-dev and pkg-config:
 # the lab links libcrypto for its per-packet OpenSSL peer; fonts-dejavu-core: plot text.
-scripts/ensure-packages.sh openssl b3sum libssl-dev pkg-config fonts-dejavu-core chrony
+scripts/ensure-packages.sh openssl b3sum libssl-dev pkg-config fonts-dejavu-core chrony redis-server memcached
 
 echo "test.sh: cargo fmt --check"
 cargo fmt --all -- --check

@@ -37,6 +37,8 @@ mod legacy_digest;
 mod parse;
 mod write;
 
+pub mod store;
+
 #[doc(hidden)]
 pub mod fuzz_harness;
 
