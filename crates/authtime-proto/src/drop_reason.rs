@@ -50,6 +50,9 @@ pub enum DropReason {
     /// The reply would be larger than the request (never expected; a guard
     /// against amplification).
     ReplyLargerThanRequest,
+    /// An NTS request (RFC 8915) that the NTS handler dropped; the reason is
+    /// counted by that handler.
+    Nts,
 }
 
 /// What a server does about a [`DropReason`].
@@ -77,6 +80,7 @@ impl DropReason {
             Self::RateLimited => "rate_limited",
             Self::OutputTooSmall => "output_too_small",
             Self::ReplyLargerThanRequest => "reply_larger_than_request",
+            Self::Nts => "nts",
         }
     }
 
@@ -118,6 +122,7 @@ impl fmt::Display for DropReason {
             Self::RateLimited => f.write_str("client exceeds its request rate"),
             Self::OutputTooSmall => f.write_str("output buffer too small for the reply"),
             Self::ReplyLargerThanRequest => f.write_str("reply would be larger than the request"),
+            Self::Nts => f.write_str("NTS request dropped"),
         }
     }
 }
@@ -142,6 +147,7 @@ mod tests {
             DropReason::RateLimited,
             DropReason::OutputTooSmall,
             DropReason::ReplyLargerThanRequest,
+            DropReason::Nts,
         ];
         for (i, r) in all.iter().enumerate() {
             assert_eq!(r.reaction(AuthFailurePolicy::Drop), Reaction::Drop);

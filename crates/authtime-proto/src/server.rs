@@ -331,6 +331,19 @@ impl Server {
         }
     }
 
+    /// The header of a time reply to `request`, as [`Server::handle`] would
+    /// write it: for protocols that build the rest of the reply themselves
+    /// (NTS, RFC 8915 section 5.7).
+    #[must_use]
+    pub fn time_reply_header(
+        &self,
+        request: &Header,
+        recv_ts: NtpTimestamp,
+        tx_ts: NtpTimestamp,
+    ) -> Header {
+        self.reply_header(request, ReplyKind::Time, recv_ts, tx_ts)
+    }
+
     /// The reply header: the request's version and poll, the request's
     /// transmit timestamp as origin (RFC 5905 section 9.2, fast_xmit).
     fn reply_header(

@@ -37,7 +37,154 @@ pub struct ConfigFile {
     pub metrics: MetricsSection,
     /// `[log]`: how much to say.
     pub log: LogSection,
+    /// `[nts-ke]`: the NTS key-establishment server (RFC 8915 section 4);
+    /// present = enabled.
+    pub nts_ke: Option<NtsKeSection>,
+    /// `[keystore]`: where NTS cookie master keys live; present (or an
+    /// `[nts-ke]` section) = NTS-protected NTP is served.
+    pub keystore: Option<KeystoreSection>,
 }
+
+/// The standard NTS-KE port (RFC 8915 section 4).
+pub const NTS_KE_PORT: u16 = 4460;
+
+/// `[nts-ke]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
+pub struct NtsKeSection {
+    /// TCP addresses to accept NTS-KE on.
+    pub listen: Vec<String>,
+    /// PEM certificate chain, leaf first (relative to the configuration file).
+    pub certificate_chain: Option<PathBuf>,
+    /// PEM private key of the leaf certificate.
+    pub private_key: Option<PathBuf>,
+    /// NTP server announced to clients (host name or IP address); none =
+    /// clients use the address they reached NTS-KE on.
+    pub ntp_server: Option<String>,
+    /// NTP port announced to clients; none = the first `[ntp] listen` port
+    /// when it is not 123, else nothing (clients use 123).
+    pub ntp_port: Option<u16>,
+    /// AEADs offered for NTP, in the server's order of preference.
+    pub aead: Vec<String>,
+    /// Seconds a client has to complete the TLS handshake.
+    pub handshake_timeout: f64,
+    /// Seconds a whole NTS-KE session may take.
+    pub session_timeout: f64,
+    /// Most connections open at once; more are closed at once.
+    pub max_connections: usize,
+    /// Threads doing TLS; 0 = one per CPU.
+    pub workers: usize,
+    /// Seconds between checks of the certificate files for a change (SIGHUP
+    /// also reloads them); 0 = only on SIGHUP.
+    pub certificate_check_interval: f64,
+}
+
+impl Default for NtsKeSection {
+    fn default() -> Self {
+        Self {
+            listen: vec![
+                format!("0.0.0.0:{NTS_KE_PORT}"),
+                format!("[::]:{NTS_KE_PORT}"),
+            ],
+            certificate_chain: None,
+            private_key: None,
+            ntp_server: None,
+            ntp_port: None,
+            aead: vec![
+                "aes-siv-cmac-256".into(),
+                "aes-siv-cmac-512".into(),
+                "aes-128-gcm-siv".into(),
+            ],
+            handshake_timeout: 1.0,
+            session_timeout: 2.0,
+            max_connections: 512,
+            workers: 0,
+            certificate_check_interval: 10.0,
+        }
+    }
+}
+
+/// `[keystore]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
+pub struct KeystoreSection {
+    /// `embedded` (a local file), `redis` or `memcached`.
+    pub kind: String,
+    /// The key file of the embedded store (relative to the configuration file).
+    pub path: PathBuf,
+    /// `redis://[:password@]host[:port][/db][?key=NAME]` or
+    /// `memcached://host[:port][/NAME]`.
+    pub url: Option<String>,
+    /// Seconds between master-key rotations.
+    pub rotation_interval: u64,
+    /// Keys kept after they stop being current (their cookies stay valid).
+    pub old_keys: u32,
+    /// Seconds between two reads of the store (a rotation by another
+    /// server is seen within this time).
+    pub poll_interval: f64,
+}
+
+impl Default for KeystoreSection {
+    fn default() -> Self {
+        Self {
+            kind: "embedded".into(),
+            path: PathBuf::from("nts-master-keys"),
+            url: None,
+            rotation_interval: 86_400,
+            old_keys: 7,
+            poll_interval: 5.0,
+        }
+    }
+}
+
+/// A validated `[nts-ke]` section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NtsKeSettings {
+    /// Addresses to accept on.
+    pub listen: Vec<SocketAddr>,
+    /// Certificate chain file.
+    pub certificate_chain: PathBuf,
+    /// Private key file.
+    pub private_key: PathBuf,
+    /// NTP server announced.
+    pub ntp_server: Option<String>,
+    /// NTP port announced.
+    pub ntp_port: Option<u16>,
+    /// AEAD ids offered, in preference order (IANA numbers).
+    pub aead_ids: Vec<u16>,
+    /// Handshake timeout.
+    pub handshake_timeout: std::time::Duration,
+    /// Session timeout.
+    pub session_timeout: std::time::Duration,
+    /// Connection cap.
+    pub max_connections: usize,
+    /// TLS threads (resolved: never 0).
+    pub workers: usize,
+    /// Certificate file check interval; `None` = SIGHUP only.
+    pub certificate_check_interval: Option<std::time::Duration>,
+}
+
+/// Validated NTS settings: the key store and, when enabled, NTS-KE.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NtsSettings {
+    /// The store, as a URL or path that `authtime_keys::store::open_store` opens.
+    pub store_location: String,
+    /// Rotation period in seconds.
+    pub rotation_interval: u64,
+    /// Old keys kept.
+    pub old_keys: u32,
+    /// Store poll interval.
+    pub poll_interval: std::time::Duration,
+    /// NTS-KE, when an `[nts-ke]` section is present.
+    pub ke: Option<NtsKeSettings>,
+}
+
+/// AEAD names accepted in `[nts-ke] aead`, with their IANA ids (RFC 8915 section 5.1).
+pub const AEAD_NAMES: [(&str, u16); 3] = [
+    ("aes-siv-cmac-256", 15),
+    ("aes-siv-cmac-512", 17),
+    ("aes-128-gcm-siv", 30),
+];
 
 /// `[ntp]`.
 #[derive(Debug, Clone, Deserialize)]
@@ -174,6 +321,8 @@ pub struct Settings {
     pub metrics: Option<SocketAddr>,
     /// Most verbose log level shown.
     pub log_level: tracing::Level,
+    /// NTS, when a `[keystore]` or `[nts-ke]` section is present.
+    pub nts: Option<NtsSettings>,
 }
 
 impl Default for Settings {
@@ -255,10 +404,12 @@ impl ConfigFile {
             ));
             tracing::Level::INFO
         });
+        let nts = self.validate_nts(config_dir, &listen, &mut problems);
         if !problems.is_empty() {
             return Err(problems);
         }
         Ok(Settings {
+            nts,
             listen_is_default: self.ntp.listen == NtpSection::default().listen,
             listen,
             keys,
@@ -347,6 +498,228 @@ impl ConfigFile {
             problems.push(Problem::new("ntp.stratum", e.to_string()));
         }
         server
+    }
+}
+
+impl ConfigFile {
+    fn validate_nts(
+        &self,
+        config_dir: Option<&Path>,
+        ntp_listen: &[SocketAddr],
+        problems: &mut Vec<Problem>,
+    ) -> Option<NtsSettings> {
+        if self.keystore.is_none() && self.nts_ke.is_none() {
+            return None;
+        }
+        let relative = |path: &Path| match config_dir {
+            Some(dir) if path.is_relative() => dir.join(path),
+            _ => path.to_path_buf(),
+        };
+        let store = self.keystore.clone().unwrap_or_default();
+        let store_location = match (store.kind.as_str(), &store.url) {
+            ("embedded", None) if store.path.as_os_str().is_empty() => {
+                problems.push(Problem::new("keystore.path", "the key file name is empty"));
+                String::new()
+            }
+            ("embedded", None) => relative(&store.path).display().to_string(),
+            ("embedded", Some(_)) => {
+                problems.push(Problem::new(
+                    "keystore.url",
+                    "the embedded store takes a `path`, not a `url`",
+                ));
+                String::new()
+            }
+            (kind @ ("redis" | "memcached"), Some(url)) => {
+                if !url.starts_with(&format!("{kind}://")) {
+                    problems.push(Problem::new(
+                        "keystore.url",
+                        format!("a {kind} store needs a {kind}:// URL"),
+                    ));
+                }
+                url.clone()
+            }
+            (kind @ ("redis" | "memcached"), None) => {
+                problems.push(Problem::new(
+                    "keystore.url",
+                    format!("a {kind} store needs `url = \"{kind}://host:port\"`"),
+                ));
+                String::new()
+            }
+            (other, _) => {
+                problems.push(Problem::new(
+                    "keystore.kind",
+                    format!("unknown store `{other}` (embedded, redis or memcached)"),
+                ));
+                String::new()
+            }
+        };
+        if !store_location.is_empty()
+            && let Err(e) = authtime_keys::store::open_store(&store_location)
+        {
+            problems.push(Problem::new("keystore.url", e.to_string()));
+        }
+        if !(60..=366 * 86_400).contains(&store.rotation_interval) {
+            problems.push(Problem::new(
+                "keystore.rotation-interval",
+                format!("{} s must be 60 to 31622400", store.rotation_interval),
+            ));
+        }
+        if !(1..=64).contains(&store.old_keys) {
+            problems.push(Problem::new(
+                "keystore.old-keys",
+                format!("{} must be 1 to 64", store.old_keys),
+            ));
+        }
+        let poll_interval = seconds(store.poll_interval, 0.1, 3600.0)
+            .map_err(|m| problems.push(Problem::new("keystore.poll-interval", m)))
+            .unwrap_or_default();
+        let ke = self
+            .nts_ke
+            .as_ref()
+            .and_then(|ke| ke.validate(ntp_listen, &relative, problems));
+        Some(NtsSettings {
+            store_location,
+            rotation_interval: store.rotation_interval,
+            old_keys: store.old_keys,
+            poll_interval,
+            ke,
+        })
+    }
+}
+
+impl NtsKeSection {
+    fn validate(
+        &self,
+        ntp_listen: &[SocketAddr],
+        relative: &dyn Fn(&Path) -> PathBuf,
+        problems: &mut Vec<Problem>,
+    ) -> Option<NtsKeSettings> {
+        let before = problems.len();
+        if self.listen.is_empty() {
+            problems.push(Problem::new("nts-ke.listen", "no address to listen on"));
+        }
+        let mut listen = Vec::new();
+        for (i, text) in self.listen.iter().enumerate() {
+            match parse_socket_addr(text) {
+                Ok(addr) if listen.contains(&addr) => problems.push(Problem::new(
+                    format!("nts-ke.listen[{i}]"),
+                    format!("{addr} is listed twice"),
+                )),
+                Ok(addr) => listen.push(addr),
+                Err(m) => problems.push(Problem::new(format!("nts-ke.listen[{i}]"), m)),
+            }
+        }
+        let mut file = |key: &str, value: &Option<PathBuf>| match value {
+            Some(p) if !p.as_os_str().is_empty() => relative(p),
+            _ => {
+                problems.push(Problem::new(
+                    format!("nts-ke.{key}"),
+                    format!("NTS-KE needs `{key}` (a PEM file)"),
+                ));
+                PathBuf::new()
+            }
+        };
+        let certificate_chain = file("certificate-chain", &self.certificate_chain);
+        let private_key = file("private-key", &self.private_key);
+        if let Some(server) = &self.ntp_server
+            && (server.is_empty()
+                || server.len() > 253
+                || server.starts_with('[')
+                || !server.bytes().all(|b| b.is_ascii_graphic()))
+        {
+            problems.push(Problem::new(
+                "nts-ke.ntp-server",
+                format!("`{server}` is not a host name or an IP address (no brackets, no port)"),
+            ));
+        }
+        if self.ntp_port == Some(0) {
+            problems.push(Problem::new(
+                "nts-ke.ntp-port",
+                "port 0 cannot be announced",
+            ));
+        }
+        let ntp_port = self.ntp_port.or_else(|| {
+            ntp_listen
+                .first()
+                .map(SocketAddr::port)
+                .filter(|p| *p != NTP_PORT)
+        });
+        let mut aead_ids = Vec::new();
+        for (i, name) in self.aead.iter().enumerate() {
+            match AEAD_NAMES.iter().find(|(n, _)| n == name) {
+                Some((_, id)) if !aead_ids.contains(id) => aead_ids.push(*id),
+                Some(_) => problems.push(Problem::new(
+                    format!("nts-ke.aead[{i}]"),
+                    format!("`{name}` is listed twice"),
+                )),
+                None => problems.push(Problem::new(
+                    format!("nts-ke.aead[{i}]"),
+                    format!(
+                        "unknown AEAD `{name}` (aes-siv-cmac-256, aes-siv-cmac-512 or aes-128-gcm-siv)"
+                    ),
+                )),
+            }
+        }
+        if !aead_ids.contains(&15) {
+            problems.push(Problem::new(
+                "nts-ke.aead",
+                "aes-siv-cmac-256 must be offered (RFC 8915 section 5.1 makes it mandatory)",
+            ));
+        }
+        let mut secs = |key: &str, value: f64, min: f64, max: f64| {
+            seconds(value, min, max)
+                .map_err(|m| problems.push(Problem::new(format!("nts-ke.{key}"), m)))
+                .unwrap_or_default()
+        };
+        let handshake_timeout = secs("handshake-timeout", self.handshake_timeout, 0.05, 60.0);
+        let session_timeout = secs("session-timeout", self.session_timeout, 0.05, 120.0);
+        let check = (self.certificate_check_interval != 0.0).then(|| {
+            secs(
+                "certificate-check-interval",
+                self.certificate_check_interval,
+                0.1,
+                86_400.0,
+            )
+        });
+        if !(1..=1_000_000).contains(&self.max_connections) {
+            problems.push(Problem::new(
+                "nts-ke.max-connections",
+                format!("{} must be 1 to 1000000", self.max_connections),
+            ));
+        }
+        let workers = match self.workers {
+            0 => std::thread::available_parallelism().map_or(1, usize::from),
+            n if n > MAX_WORKERS => {
+                problems.push(Problem::new(
+                    "nts-ke.workers",
+                    format!("{n} workers is more than the {MAX_WORKERS} allowed"),
+                ));
+                1
+            }
+            n => n,
+        };
+        (problems.len() == before).then(|| NtsKeSettings {
+            listen,
+            certificate_chain,
+            private_key,
+            ntp_server: self.ntp_server.clone(),
+            ntp_port,
+            aead_ids,
+            handshake_timeout,
+            session_timeout,
+            max_connections: self.max_connections,
+            workers,
+            certificate_check_interval: check,
+        })
+    }
+}
+
+/// A duration from seconds within `min..=max`.
+fn seconds(value: f64, min: f64, max: f64) -> Result<std::time::Duration, String> {
+    if value.is_finite() && (min..=max).contains(&value) {
+        Ok(std::time::Duration::from_secs_f64(value))
+    } else {
+        Err(format!("{value} s must be {min} to {max}"))
     }
 }
 
@@ -535,6 +908,70 @@ mod tests {
         assert_eq!(
             settings.metrics,
             Some("127.0.0.1:9123".parse().expect("addr"))
+        );
+    }
+
+    #[test]
+    fn nts_is_off_by_default_and_on_with_a_keystore_or_nts_ke_section() {
+        let plain = ConfigFile::parse("")
+            .expect("parses")
+            .validate(None)
+            .expect("valid");
+        assert!(plain.nts.is_none());
+        let store_only = ConfigFile::parse(
+            "[keystore]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:7000?key=k\"\n",
+        )
+        .expect("parses")
+        .validate(None)
+        .expect("valid");
+        let nts = store_only.nts.expect("nts");
+        assert_eq!(nts.store_location, "redis://127.0.0.1:7000?key=k");
+        assert!(nts.ke.is_none());
+        let ke = ConfigFile::parse(
+            "[ntp]\nlisten = [\"127.0.0.1:11123\"]\n[nts-ke]\nlisten = [\"127.0.0.1:14460\"]\n\
+             certificate-chain = \"cert.pem\"\nprivate-key = \"key.pem\"\naead = [\"aes-128-gcm-siv\", \"aes-siv-cmac-256\"]\n",
+        )
+        .expect("parses")
+        .validate(Some(Path::new("/etc/authtime")))
+        .expect("valid");
+        let nts = ke.nts.expect("nts");
+        assert_eq!(nts.store_location, "/etc/authtime/nts-master-keys");
+        let ke = nts.ke.expect("ke");
+        assert_eq!(
+            ke.certificate_chain,
+            PathBuf::from("/etc/authtime/cert.pem")
+        );
+        assert_eq!(ke.aead_ids, [30, 15]);
+        assert_eq!(
+            ke.ntp_port,
+            Some(11123),
+            "the NTP port is announced when not 123"
+        );
+    }
+
+    #[test]
+    fn nts_problems_are_reported_with_their_paths() {
+        let found = problems(
+            "[nts-ke]\nlisten = [\"x\"]\naead = [\"aes-128-gcm-siv\", \"rot13\"]\n\
+             handshake-timeout = -1\nmax-connections = 0\nntp-server = \"[::1]\"\n\
+             [keystore]\nkind = \"redis\"\nrotation-interval = 5\nold-keys = 0\n",
+        );
+        let paths: Vec<&str> = found.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "keystore.url",
+                "keystore.rotation-interval",
+                "keystore.old-keys",
+                "nts-ke.listen[0]",
+                "nts-ke.certificate-chain",
+                "nts-ke.private-key",
+                "nts-ke.ntp-server",
+                "nts-ke.aead[1]",
+                "nts-ke.aead",
+                "nts-ke.handshake-timeout",
+                "nts-ke.max-connections",
+            ]
         );
     }
 

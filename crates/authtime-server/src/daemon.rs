@@ -14,11 +14,15 @@ use authtime_proto::Server;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use crate::client_limiter::ClientLimiter;
-use crate::config::Settings;
+use crate::config::{NtsSettings, Settings};
 use crate::key_store::KeyStore;
 use crate::metrics::Metrics;
+use crate::metrics::write_family;
+use crate::nts_keys::RingKeeper;
+use crate::nts_worker::NtsShared;
 use crate::worker::{self, Shared};
 use crate::{metrics_http, sockets};
+use authtime_nts::{NtsServer, RotationPolicy};
 
 /// Why the server did not start.
 #[non_exhaustive]
@@ -42,6 +46,9 @@ pub enum StartError {
     },
     /// No random bytes for the rate limiter's hash key, or no thread.
     System(io::Error),
+    /// NTS cannot start: the key store location, the certificate, or an
+    /// NTS-KE address.
+    Nts(String),
 }
 
 impl StartError {
@@ -76,6 +83,7 @@ impl fmt::Display for StartError {
                 write!(f, "cannot serve metrics on {addr}: {source}")
             }
             Self::System(e) => write!(f, "cannot start: {e}"),
+            Self::Nts(e) => write!(f, "NTS: {e}"),
         }
     }
 }
@@ -93,6 +101,7 @@ pub struct Running {
     threads: Vec<JoinHandle<()>>,
     keys: Arc<KeyStore>,
     metrics: Arc<Metrics>,
+    nts_keys: Option<Arc<RingKeeper>>,
 }
 
 /// Starts serving as `settings` say: loads the keys, binds every address
@@ -109,6 +118,11 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
     metrics
         .keys_loaded
         .store(keys.current().len() as u64, Ordering::Relaxed);
+
+    let nts = match &settings.nts {
+        Some(nts) => Some(start_ring_keeper(nts, &metrics)?),
+        None => None,
+    };
 
     let mut groups: Vec<(SocketAddr, Vec<UdpSocket>)> = Vec::new();
     let mut kernel_timestamps = true;
@@ -146,6 +160,10 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         access: settings.access.clone(),
         stop: Arc::clone(&stop),
         started: Instant::now(),
+        nts: nts.as_ref().map(|keeper| NtsShared {
+            server: NtsServer::new(),
+            keeper: Arc::clone(keeper),
+        }),
     });
     let mut running = Running {
         listen: groups.iter().map(|(addr, _)| *addr).collect(),
@@ -156,7 +174,17 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         threads: Vec::new(),
         keys,
         metrics: Arc::clone(&metrics),
+        nts_keys: nts.clone(),
     };
+    if let (Some(keeper), Some(config)) = (&nts, &settings.nts) {
+        let (keeper, stop, interval) =
+            (Arc::clone(keeper), Arc::clone(&stop), config.poll_interval);
+        let thread = std::thread::Builder::new()
+            .name("nts-keys".into())
+            .spawn(move || keeper.run(interval, &stop))
+            .map_err(StartError::System)?;
+        running.threads.push(thread);
+    }
     for (addr, sockets) in groups {
         for (i, socket) in sockets.into_iter().enumerate() {
             let shared = Arc::clone(&shared);
@@ -185,6 +213,71 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         "serving NTP"
     );
     Ok(running)
+}
+
+/// Opens the master-key store, loads or creates the ring, and exports the
+/// keeper's counters.
+fn start_ring_keeper(
+    nts: &NtsSettings,
+    metrics: &Arc<Metrics>,
+) -> Result<Arc<RingKeeper>, StartError> {
+    let store = authtime_keys::store::open_store(&nts.store_location)
+        .map_err(|e| StartError::Nts(e.to_string()))?;
+    let policy = RotationPolicy {
+        interval_secs: nts.rotation_interval,
+        old_keys: nts.old_keys,
+    };
+    let keeper = RingKeeper::start(store, policy);
+    if keeper.current().keys().is_empty() {
+        return Err(StartError::Nts("no NTS master key could be made".into()));
+    }
+    tracing::info!(
+        store = %keeper.describe(),
+        keys = keeper.current().keys().len(),
+        "NTS master keys ready"
+    );
+    let watched = Arc::clone(&keeper);
+    metrics.add_renderer(move |out| {
+        let m = &watched.metrics;
+        let get =
+            |a: &std::sync::atomic::AtomicU64| vec![(String::new(), a.load(Ordering::Relaxed))];
+        write_family(
+            out,
+            "authtime_nts_master_keys",
+            "gauge",
+            "NTS cookie master keys held.",
+            &get(&m.keys),
+        );
+        write_family(
+            out,
+            "authtime_nts_key_ring_changes_total",
+            "counter",
+            "Times the master-key ring in force changed (rotations here or by a peer).",
+            &get(&m.ring_changes),
+        );
+        write_family(
+            out,
+            "authtime_nts_key_rotations_total",
+            "counter",
+            "Master-key rotations this server wrote to the key store.",
+            &get(&m.rotations_published),
+        );
+        write_family(
+            out,
+            "authtime_nts_keystore_errors_total",
+            "counter",
+            "Key store operations that failed.",
+            &get(&m.store_errors),
+        );
+        write_family(
+            out,
+            "authtime_nts_keystore_down",
+            "gauge",
+            "1 while the key store is unreachable (the keys held are used).",
+            &get(&m.store_down),
+        );
+    });
+    Ok(keeper)
 }
 
 fn family_unavailable(e: &io::Error) -> bool {
@@ -229,6 +322,12 @@ impl Running {
     #[must_use]
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// The NTS master keys, when NTS is configured.
+    #[must_use]
+    pub fn nts_keys(&self) -> Option<&Arc<RingKeeper>> {
+        self.nts_keys.as_ref()
     }
 
     /// Reads the key file again; on success the workers use the new keys from

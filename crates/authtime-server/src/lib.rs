@@ -35,6 +35,8 @@ mod metrics_http;
     reason = "recvmmsg, sendmmsg and control messages are FFI; each block has a SAFETY comment"
 )]
 mod mmsg;
+pub mod nts_keys;
+mod nts_worker;
 mod sockets;
 mod worker;
 

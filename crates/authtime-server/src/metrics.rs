@@ -120,6 +120,14 @@ pub struct WorkerCounters {
     pub send_errors: u64,
     /// `recvmmsg` calls that returned datagrams.
     pub batches: u64,
+    /// NTS requests answered with a protected reply.
+    pub nts_answered: u64,
+    /// Fresh cookies sent in NTS replies.
+    pub nts_cookies_issued: u64,
+    /// NTS NAKs sent, by reason.
+    pub nts_naks: LabelCounts<&'static str, 8>,
+    /// NTS requests dropped, by reason.
+    pub nts_dropped: LabelCounts<&'static str, 32>,
 }
 
 impl WorkerCounters {
@@ -141,6 +149,10 @@ impl WorkerCounters {
         self.rate_limited += o.rate_limited;
         self.send_errors += o.send_errors;
         self.batches += o.batches;
+        self.nts_answered += o.nts_answered;
+        self.nts_cookies_issued += o.nts_cookies_issued;
+        self.nts_naks.merge(&o.nts_naks);
+        self.nts_dropped.merge(&o.nts_dropped);
     }
 }
 
@@ -197,9 +209,45 @@ pub struct Metrics {
     pub reloads_failed: AtomicU64,
     /// Keys in use.
     pub keys_loaded: AtomicU64,
+    /// More families rendered after the NTP ones (NTS master keys, NTS-KE).
+    extra: Mutex<Vec<ExtraRender>>,
+}
+
+/// A renderer of more metric families, appended to the exposition.
+struct ExtraRender(Box<dyn Fn(&mut String) + Send + Sync>);
+
+impl std::fmt::Debug for ExtraRender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ExtraRender")
+    }
+}
+
+/// Writes one metric family with its HELP and TYPE lines.
+pub fn write_family(
+    out: &mut String,
+    name: &str,
+    kind: &str,
+    help: &str,
+    samples: &[(String, u64)],
+) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    for (labels, value) in samples {
+        let _ = writeln!(out, "{name}{labels} {value}");
+    }
+}
+
+/// A label set `{name="value"}` (values must need no escaping).
+#[must_use]
+pub fn label_set(name: &str, value: &str) -> String {
+    label(name, value)
 }
 
 impl Metrics {
+    /// Adds a renderer of more families (called at every scrape).
+    pub fn add_renderer(&self, render: impl Fn(&mut String) + Send + Sync + 'static) {
+        lock(&self.extra).push(ExtraRender(Box::new(render)));
+    }
+
     /// A new worker's counters.
     pub fn add_worker(&self) -> Arc<Mutex<WorkerCounters>> {
         let counters = Arc::new(Mutex::new(WorkerCounters::default()));
@@ -311,6 +359,46 @@ impl Metrics {
             &plain(t.batches),
         );
         family(
+            "authtime_nts_answered_total",
+            "counter",
+            "NTS requests answered with a protected reply.",
+            &plain(t.nts_answered),
+        );
+        family(
+            "authtime_nts_cookies_issued_total",
+            "counter",
+            "Fresh cookies sent in NTS replies.",
+            &plain(t.nts_cookies_issued),
+        );
+        const KNOWN_NAKS: [&str; 3] = ["nak_unknown_key", "nak_bad_cookie", "nak_unauthenticated"];
+        let naks: Vec<_> = KNOWN_NAKS
+            .iter()
+            .map(|r| (label("reason", r), t.nts_naks.get(r)))
+            .chain(
+                t.nts_naks
+                    .iter()
+                    .filter(|(r, _)| !KNOWN_NAKS.contains(r))
+                    .map(|(r, n)| (label("reason", r), n)),
+            )
+            .collect();
+        family(
+            "authtime_nts_naks_total",
+            "counter",
+            "NTS NAKs (NTSN kiss) sent, by reason.",
+            &naks,
+        );
+        let nts_drops: Vec<_> = t
+            .nts_dropped
+            .iter()
+            .map(|(r, n)| (label("reason", r), n))
+            .collect();
+        family(
+            "authtime_nts_dropped_total",
+            "counter",
+            "NTS requests answered with nothing, by reason.",
+            &nts_drops,
+        );
+        family(
             "authtime_keys_loaded",
             "gauge",
             "Symmetric keys in use.",
@@ -331,6 +419,9 @@ impl Metrics {
                 ),
             ],
         );
+        for render in lock(&self.extra).iter() {
+            (render.0)(&mut out);
+        }
         out
     }
 }

@@ -16,6 +16,8 @@ use crate::clock;
 use crate::key_store::{KeyStore, KeyView};
 use crate::metrics::{StatsSink, WorkerCounters, daemon_drop, lock};
 use crate::mmsg::{BATCH, DATAGRAM_LEN, RecvBatch, SendBatch};
+use crate::nts_keys::unix_now;
+use crate::nts_worker::{self, NtsShared, RandomPool, is_nts_request};
 
 /// What every worker shares.
 #[derive(Debug)]
@@ -27,6 +29,8 @@ pub(crate) struct Shared {
     pub(crate) stop: Arc<AtomicBool>,
     /// The rate limiter's monotonic clock starts here.
     pub(crate) started: Instant,
+    /// NTS, when configured.
+    pub(crate) nts: Option<NtsShared>,
 }
 
 /// Receive errors other than timeouts are logged at most this often per worker.
@@ -38,12 +42,21 @@ pub(crate) fn run(socket: &UdpSocket, shared: &Shared, counters: &Mutex<WorkerCo
     let mut tx: Box<[[u8; DATAGRAM_LEN]; BATCH]> = Box::new([[0; DATAGRAM_LEN]; BATCH]);
     let mut send = SendBatch::new();
     let mut keys = KeyView::new(&shared.keys);
+    let mut random = RandomPool::new();
     let mut last_error_log: Option<Instant> = None;
     while !shared.stop.load(Ordering::Relaxed) {
         match rx.receive(socket) {
             Ok(0) => {}
             Ok(n) => answer(
-                n, socket, shared, &rx, &mut tx, &mut send, &mut keys, counters,
+                n,
+                socket,
+                shared,
+                &rx,
+                &mut tx,
+                &mut send,
+                &mut keys,
+                &mut random,
+                counters,
             ),
             Err(e) => {
                 if last_error_log.is_none_or(|t| t.elapsed() >= ERROR_LOG_INTERVAL) {
@@ -69,6 +82,7 @@ fn answer(
     tx: &mut [[u8; DATAGRAM_LEN]; BATCH],
     send: &mut SendBatch,
     keys: &mut KeyView,
+    random: &mut RandomPool,
     counters: &Mutex<WorkerCounters>,
 ) {
     // The clock right after the receive: the receive timestamp of datagrams
@@ -76,6 +90,7 @@ fn answer(
     let received_at = clock::now();
     let now_ns = u64::try_from(shared.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     let keys = keys.refresh(&shared.keys);
+    let now_unix = unix_now();
     let mut counters = lock(counters);
     counters.batches += 1;
     let mut stats = StatsSink {
@@ -111,6 +126,30 @@ fn answer(
             .limiter
             .as_ref()
             .map_or(RateVerdict::Allow, |l| l.check(peer.ip(), now_ns));
+        if let Some(nts) = shared.nts.as_ref().filter(|_| is_nts_request(d.data)) {
+            back -= 1;
+            origin[back] = i;
+            let item = &mut items[back];
+            item.action = if verdict == RateVerdict::Allow {
+                nts_worker::answer(
+                    nts,
+                    &shared.server,
+                    d.data,
+                    recv_ts,
+                    clock::now(),
+                    now_unix,
+                    random,
+                    item.out,
+                    stats.counters,
+                )
+            } else {
+                stats.counters.received += 1;
+                stats.counters.rate_limited += 1;
+                stats.counters.nts_dropped.add("rate_limited", 1);
+                ServerAction::Drop(authtime_proto::DropReason::RateLimited)
+            };
+            continue;
+        }
         if verdict == RateVerdict::Allow {
             items[front].request = d.data;
             items[front].recv_ts = recv_ts;

@@ -71,6 +71,47 @@ pub enum Command {
     /// Load generators.
     #[command(subcommand)]
     Load(LoadCommand),
+    /// Network Time Security (RFC 8915) tools.
+    #[command(subcommand)]
+    Nts(NtsCommand),
+}
+
+/// `authtime nts ...`.
+#[derive(Debug, Subcommand)]
+pub enum NtsCommand {
+    /// Make a certificate and key for an NTS-KE server (a new CA and a leaf, or self-signed).
+    #[command(after_help = NTS_CERT_HELP)]
+    Cert(NtsCertArgs),
+}
+
+const NTS_CERT_HELP: &str = "Writes PREFIX-chain.pem (the leaf, then the CA), PREFIX-key.pem \
+     (the leaf's private key, mode 0600) and PREFIX-ca.pem (the certificate clients trust) into \
+     --out-dir, never overwriting. Keys are ECDSA P-256. For servers on private networks and for \
+     tests; a public server should use a certificate from a public CA (ACME).\n\n\
+     Examples:\n  authtime nts cert --out-dir /etc/authtime --name time.example.net\n  \
+     authtime nts cert --out-dir . --ip 127.0.0.1 --ip ::1 --self-signed";
+
+/// Arguments of `authtime nts cert`.
+#[derive(Debug, Args)]
+pub struct NtsCertArgs {
+    /// Directory to write the files into.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out_dir: PathBuf,
+    /// File name prefix.
+    #[arg(long, value_name = "PREFIX", default_value = "nts")]
+    pub prefix: String,
+    /// DNS name of the server (repeat for several; default localhost when no --ip either).
+    #[arg(long, value_name = "DNS")]
+    pub name: Vec<String>,
+    /// IP address of the server (repeat for several).
+    #[arg(long, value_name = "IP")]
+    pub ip: Vec<std::net::IpAddr>,
+    /// Days of validity.
+    #[arg(long, value_name = "N", default_value_t = 365)]
+    pub days: u32,
+    /// One self-signed certificate instead of a CA and a leaf.
+    #[arg(long)]
+    pub self_signed: bool,
 }
 
 const SERVE_HELP: &str = "Without --config, serves on the standard port 123 of every IPv4 and \

@@ -24,6 +24,7 @@ pub mod cmd_lab;
 pub mod cmd_load;
 pub mod cmd_mac;
 pub mod cmd_mac_list;
+pub mod cmd_nts_cert;
 pub mod cmd_query;
 pub mod cmd_serve;
 pub mod error_line;
@@ -101,5 +102,6 @@ pub fn run(cli: &cli::Cli, streams: &mut Streams<'_>) -> anyhow::Result<Outcome>
         cli::Command::Query(args) => cmd_query::query(args, streams),
         cli::Command::Keygen(args) => cmd_keygen::keygen(args, streams),
         cli::Command::Load(cli::LoadCommand::Ntp(args)) => cmd_load::load_ntp(args, streams),
+        cli::Command::Nts(cli::NtsCommand::Cert(args)) => cmd_nts_cert::cert(args, streams),
     }
 }

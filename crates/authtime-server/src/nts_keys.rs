@@ -1,0 +1,336 @@
+//! The daemon's NTS master keys: one [`KeyRing`] shared by the NTP workers
+//! and the NTS-KE server, kept in step with the master-key store.
+//!
+//! A background thread reads the store every poll interval. The store's ring
+//! is authoritative: a valid ring found there is adopted wholesale, so a
+//! rotation made by any server of a fleet reaches all of them within one
+//! poll. When the ring in force needs a rotation ([`KeyRing::plan`]), the
+//! keeper compare-and-swaps the planned ring into the store and adopts it if
+//! it won; if another server won, its ring is adopted at once. When the store
+//! is unreachable the keeper keeps serving with the keys it holds (and still
+//! rotates locally, so it never runs out of a current key), logs that once,
+//! and publishes or adopts again when the store returns. A store that lost
+//! its content (a restarted Redis without persistence, an evicted memcached
+//! item) gets the ring in force written back.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use authtime_keys::store::{MasterKeyStore, StoreError};
+use authtime_nts::{KeyRing, RotationPolicy};
+
+/// Counters of the keeper, read by the metrics endpoint.
+#[derive(Debug, Default)]
+pub struct RingMetrics {
+    /// Times the ring in force changed (local rotations and adoptions).
+    pub ring_changes: AtomicU64,
+    /// Rotations this server wrote to the store.
+    pub rotations_published: AtomicU64,
+    /// Store operations that failed (unreachable, protocol error, bad blob).
+    pub store_errors: AtomicU64,
+    /// Master keys in the ring in force.
+    pub keys: AtomicU64,
+    /// 1 while the store is unreachable.
+    pub store_down: AtomicU64,
+}
+
+/// The shared ring and the store behind it.
+#[derive(Debug)]
+pub struct RingKeeper {
+    store: Arc<dyn MasterKeyStore>,
+    policy: RotationPolicy,
+    ring: RwLock<Arc<KeyRing>>,
+    /// The blob last seen in (or written to) the store, to compare-and-swap against.
+    last_seen: Mutex<Option<Vec<u8>>>,
+    down_logged: AtomicBool,
+    /// The counters.
+    pub metrics: RingMetrics,
+}
+
+/// Seconds since the Unix epoch from the system clock.
+pub(crate) fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn random(buf: &mut [u8]) {
+    // getrandom fails only without any entropy source, which the daemon
+    // checked at start (the rate limiter's key); all-zero keys are never used.
+    if getrandom::fill(buf).is_err() {
+        tracing::error!("no random bytes for an NTS master key");
+    }
+}
+
+impl RingKeeper {
+    /// A keeper for `store`: loads (or creates and publishes) the ring once.
+    /// When the store cannot be reached it starts from a fresh local ring and
+    /// says so; it publishes it or adopts the store's when the store returns.
+    #[must_use]
+    pub fn start(store: Arc<dyn MasterKeyStore>, policy: RotationPolicy) -> Arc<Self> {
+        let keeper = Arc::new(Self {
+            store,
+            policy,
+            ring: RwLock::new(Arc::new(KeyRing::new(policy))),
+            last_seen: Mutex::new(None),
+            down_logged: AtomicBool::new(false),
+            metrics: RingMetrics::default(),
+        });
+        keeper.tick(unix_now());
+        keeper
+    }
+
+    /// The ring in force.
+    #[must_use]
+    pub fn current(&self) -> Arc<KeyRing> {
+        match self.ring.read() {
+            Ok(ring) => Arc::clone(&ring),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// Where the keys live, for logs.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        self.store.describe()
+    }
+
+    fn set(&self, ring: KeyRing) {
+        self.metrics
+            .keys
+            .store(ring.keys().len() as u64, Ordering::Relaxed);
+        self.metrics.ring_changes.fetch_add(1, Ordering::Relaxed);
+        let ring = Arc::new(ring);
+        match self.ring.write() {
+            Ok(mut slot) => *slot = ring,
+            Err(poisoned) => *poisoned.into_inner() = ring,
+        }
+    }
+
+    fn last_seen(&self) -> std::sync::MutexGuard<'_, Option<Vec<u8>>> {
+        self.last_seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn store_failed(&self, e: &StoreError) {
+        self.metrics.store_errors.fetch_add(1, Ordering::Relaxed);
+        self.metrics.store_down.store(1, Ordering::Relaxed);
+        if !self.down_logged.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                store = %self.store.describe(),
+                keys = self.current().keys().len(),
+                "NTS key store unavailable, serving with the master keys held: {e}"
+            );
+        }
+    }
+
+    fn store_ok(&self) {
+        self.metrics.store_down.store(0, Ordering::Relaxed);
+        if self.down_logged.swap(false, Ordering::Relaxed) {
+            tracing::info!(store = %self.store.describe(), "NTS key store reachable again");
+        }
+    }
+
+    /// One round: adopt the store's ring, rotate if due, publish. Never
+    /// blocks longer than the store's timeouts.
+    pub fn tick(&self, now_unix_secs: u64) {
+        let loaded = match self.store.load() {
+            Ok(blob) => {
+                self.store_ok();
+                Some(blob)
+            }
+            Err(e) => {
+                self.store_failed(&e);
+                None
+            }
+        };
+        let corrupt = match &loaded {
+            Some(blob) => !self.adopt(blob.as_deref()),
+            None => false,
+        };
+        let current = self.current();
+        let policy_changed = current.policy() != self.policy;
+        let base = (*current).clone().with_policy(self.policy);
+        let planned = base.plan(now_unix_secs, &mut random);
+        let wanted = match planned {
+            Some(ring) => Some(ring),
+            None if policy_changed => Some(base),
+            None => None,
+        };
+        // Republish when the store lost its content or holds garbage.
+        let store_empty = matches!(loaded, Some(None)) && !current.keys().is_empty();
+        let Some(ring) = wanted.or_else(|| (store_empty || corrupt).then(|| (*current).clone()))
+        else {
+            return;
+        };
+        let blob = ring.to_bytes();
+        if loaded.is_none() {
+            // Store down: rotate locally so a current key always exists.
+            self.set(ring);
+            return;
+        }
+        let expected = loaded.flatten();
+        match self.store.compare_and_swap(expected.as_deref(), &blob) {
+            Ok(true) => {
+                self.metrics
+                    .rotations_published
+                    .fetch_add(1, Ordering::Relaxed);
+                *self.last_seen() = Some(blob.to_vec());
+                tracing::info!(
+                    keys = ring.keys().len(),
+                    generation = ring.generation(),
+                    store = %self.store.describe(),
+                    "NTS master keys rotated"
+                );
+                self.set(ring);
+            }
+            Ok(false) => {
+                // Another server rotated first: take its ring.
+                match self.store.load() {
+                    Ok(blob) => {
+                        self.adopt(blob.as_deref());
+                    }
+                    Err(e) => {
+                        self.store_failed(&e);
+                        self.set(ring);
+                    }
+                }
+            }
+            Err(e) => {
+                self.store_failed(&e);
+                self.set(ring);
+            }
+        }
+    }
+
+    /// Adopts the store's blob when it is valid and differs from what was
+    /// seen last. Returns `false` only for a blob that is not a valid ring.
+    fn adopt(&self, blob: Option<&[u8]>) -> bool {
+        let Some(blob) = blob else { return true };
+        if self.last_seen().as_deref() == Some(blob) {
+            return true;
+        }
+        match KeyRing::from_bytes(blob) {
+            Ok(ring) => {
+                *self.last_seen() = Some(blob.to_vec());
+                tracing::info!(
+                    keys = ring.keys().len(),
+                    generation = ring.generation(),
+                    "NTS master keys loaded from the store"
+                );
+                self.set(ring);
+                true
+            }
+            Err(e) => {
+                self.metrics.store_errors.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(
+                    store = %self.store.describe(),
+                    "ignoring the stored NTS keys and writing the ring in force back: {e}"
+                );
+                false
+            }
+        }
+    }
+
+    /// Runs [`RingKeeper::tick`] every `interval` until `stop` is set.
+    pub(crate) fn run(&self, interval: Duration, stop: &AtomicBool) {
+        let step = Duration::from_millis(100).min(interval);
+        let mut waited = Duration::ZERO;
+        while !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(step);
+            waited += step;
+            if waited >= interval {
+                waited = Duration::ZERO;
+                self.tick(unix_now());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use authtime_keys::store::EmbeddedStore;
+
+    fn policy() -> RotationPolicy {
+        RotationPolicy {
+            interval_secs: 100,
+            old_keys: 2,
+        }
+    }
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("authtime-ring-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        dir.join("ring")
+    }
+
+    #[test]
+    fn two_keepers_on_one_store_share_every_rotation() {
+        let store: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("share")));
+        let a = RingKeeper::start(Arc::clone(&store), policy());
+        let b = RingKeeper::start(Arc::clone(&store), policy());
+        let ids = |k: &RingKeeper| {
+            k.current()
+                .keys()
+                .iter()
+                .map(|m| m.id())
+                .collect::<Vec<_>>()
+        };
+        assert!(!ids(&a).is_empty());
+        assert_eq!(ids(&a), ids(&b), "b adopted a's ring");
+        // Time moves on by three periods; a rotates first, b adopts.
+        let later = unix_now() + 300;
+        a.tick(later);
+        b.tick(later);
+        assert_eq!(ids(&a), ids(&b));
+        assert_eq!(a.metrics.rotations_published.load(Ordering::Relaxed), 2);
+        assert_eq!(b.metrics.rotations_published.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn an_unreachable_store_keeps_the_keys_and_recovers() {
+        let path = scratch("down");
+        let dir = path.parent().expect("dir").to_path_buf();
+        let store: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(&path));
+        let keeper = RingKeeper::start(Arc::clone(&store), policy());
+        let before = keeper.current().keys().len();
+        std::fs::remove_dir_all(&dir).expect("remove");
+        // The directory is gone: the keys cannot be written back.
+        keeper.tick(unix_now());
+        assert_eq!(keeper.current().keys().len(), before, "keys kept");
+        assert_eq!(keeper.metrics.store_down.load(Ordering::Relaxed), 1);
+        let generation = keeper.current().generation();
+        keeper.tick(unix_now() + 1000);
+        assert!(
+            keeper.current().generation() > generation,
+            "rotated locally"
+        );
+        std::fs::create_dir_all(&dir).expect("dir");
+        keeper.tick(unix_now() + 1000);
+        assert_eq!(keeper.metrics.store_down.load(Ordering::Relaxed), 0);
+        let stored = store.load().expect("load").expect("republished");
+        let ring = KeyRing::from_bytes(&stored).expect("valid");
+        assert_eq!(ring.generation(), keeper.current().generation());
+    }
+
+    #[test]
+    fn a_corrupt_store_is_ignored_and_repaired() {
+        let path = scratch("corrupt");
+        let store: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(&path));
+        let keeper = RingKeeper::start(Arc::clone(&store), policy());
+        let held = keeper.current().generation();
+        std::fs::write(&path, b"torn").expect("write");
+        keeper.tick(unix_now());
+        assert_eq!(keeper.current().generation(), held, "kept its ring");
+        assert!(keeper.metrics.store_errors.load(Ordering::Relaxed) > 0);
+        let repaired = store.load().expect("load").expect("written back");
+        assert_eq!(
+            KeyRing::from_bytes(&repaired).expect("valid").generation(),
+            held
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! NTS-protected NTP in the worker (RFC 8915 section 5): which datagrams are
+//! NTS requests, and answering one through [`NtsServer`] with the master
+//! keys in force.
+
+use std::sync::Arc;
+
+use authtime_nts::{NtsServer, ServerAction as NtsAction};
+use authtime_proto::{Server, ServerAction};
+use authtime_wire::{Header, NtpTimestamp, Reader};
+
+use crate::metrics::WorkerCounters;
+use crate::nts_keys::RingKeeper;
+
+/// What the workers share for NTS.
+#[derive(Debug)]
+pub(crate) struct NtsShared {
+    pub(crate) server: NtsServer,
+    pub(crate) keeper: Arc<RingKeeper>,
+}
+
+/// NTS extension field types (RFC 8915 section 5.7 / IANA): Unique
+/// Identifier, NTS Cookie, Cookie Placeholder, Authenticator.
+const NTS_FIELD_TYPES: [u16; 4] = [0x0104, 0x0204, 0x0304, 0x0404];
+
+/// Whether `datagram` carries an NTS extension field, looking only at the
+/// extension field headers (at most one step per 4 bytes of input).
+#[must_use]
+pub(crate) fn is_nts_request(datagram: &[u8]) -> bool {
+    let mut at = 48;
+    while let Some(field) = datagram.get(at..at + 4) {
+        let field_type = u16::from_be_bytes([field[0], field[1]]);
+        let len = usize::from(u16::from_be_bytes([field[2], field[3]]));
+        if NTS_FIELD_TYPES.contains(&field_type) {
+            return true;
+        }
+        if len < 16 || !len.is_multiple_of(4) {
+            return false;
+        }
+        at += len;
+    }
+    false
+}
+
+/// Random bytes for nonces and cookies, taken from the kernel 4 KiB at a
+/// time rather than one system call per packet.
+#[derive(Debug)]
+pub(crate) struct RandomPool {
+    buf: Box<[u8; 4096]>,
+    used: usize,
+}
+
+impl RandomPool {
+    pub(crate) fn new() -> Self {
+        Self {
+            buf: Box::new([0; 4096]),
+            used: 4096,
+        }
+    }
+
+    pub(crate) fn fill(&mut self, mut dst: &mut [u8]) {
+        while !dst.is_empty() {
+            if self.used == self.buf.len() {
+                if getrandom::fill(&mut self.buf[..]).is_err() {
+                    // Never seen on Linux; refuse to hand out reused bytes.
+                    tracing::error!("no random bytes from the kernel");
+                    self.buf.fill(0);
+                }
+                self.used = 0;
+            }
+            let n = dst.len().min(self.buf.len() - self.used);
+            dst[..n].copy_from_slice(&self.buf[self.used..self.used + n]);
+            // Bytes handed out are wiped from the pool.
+            self.buf[self.used..self.used + n].fill(0);
+            self.used += n;
+            dst = &mut dst[n..];
+        }
+    }
+}
+
+/// Answers one NTS request: a protected reply, an NTS NAK, or a drop, each
+/// counted. `out` must be at least as long as `request`.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the request, its times, the keys and the buffers"
+)]
+pub(crate) fn answer(
+    nts: &NtsShared,
+    ntp: &Server,
+    request: &[u8],
+    recv_ts: NtpTimestamp,
+    tx_ts: NtpTimestamp,
+    now_unix_secs: u64,
+    random: &mut RandomPool,
+    out: &mut [u8],
+    counters: &mut WorkerCounters,
+) -> ServerAction {
+    counters.received += 1;
+    let Ok(header) = Header::decode(&mut Reader::new(request)) else {
+        counters.nts_dropped.add("malformed", 1);
+        return ServerAction::Drop(authtime_proto::DropReason::Nts);
+    };
+    let reply_header = ntp.time_reply_header(&header, recv_ts, tx_ts);
+    let ring = nts.keeper.current();
+    let mut rng = |buf: &mut [u8]| random.fill(buf);
+    match nts
+        .server
+        .respond(request, &reply_header, &ring, now_unix_secs, &mut rng, out)
+    {
+        Ok(NtsAction::Reply { len, cookies }) => {
+            counters.nts_answered += 1;
+            counters.nts_cookies_issued += cookies as u64;
+            ServerAction::Send(len)
+        }
+        Ok(NtsAction::Nak { len, reason }) => {
+            counters.nts_naks.add(reason.name(), 1);
+            ServerAction::Send(len)
+        }
+        Err(reason) => {
+            counters.nts_dropped.add(reason.name(), 1);
+            ServerAction::Drop(authtime_proto::DropReason::Nts)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nts_fields_are_found_and_garbage_is_not_followed() {
+        let mut packet = vec![0x23; 48];
+        assert!(!is_nts_request(&packet));
+        // A 16-byte unknown field, then a UID field.
+        packet.extend_from_slice(&[0x12, 0x34, 0, 16]);
+        packet.extend_from_slice(&[0; 12]);
+        assert!(!is_nts_request(&packet));
+        packet.extend_from_slice(&[0x01, 0x04, 0, 36]);
+        packet.extend_from_slice(&[0; 32]);
+        assert!(is_nts_request(&packet));
+        // A zero length stops the walk.
+        let mut looping = vec![0x23; 48];
+        looping.extend_from_slice(&[0x12, 0x34, 0, 0, 0x01, 0x04, 0, 16]);
+        assert!(!is_nts_request(&looping));
+        assert!(!is_nts_request(&[]));
+    }
+
+    #[test]
+    fn the_pool_never_hands_out_the_same_bytes_twice() {
+        let mut pool = RandomPool::new();
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..1000 {
+            let mut nonce = [0u8; 16];
+            pool.fill(&mut nonce);
+            assert!(seen.insert(nonce));
+        }
+        let mut big = vec![0u8; 10_000];
+        pool.fill(&mut big);
+        assert!(big.iter().any(|b| *b != 0));
+    }
+}
