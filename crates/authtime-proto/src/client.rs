@@ -48,6 +48,11 @@ pub enum AuthStatus {
         /// Its type.
         key_type: KeyType,
     },
+    /// The reply was authenticated by NTS (RFC 8915) under this AEAD.
+    Nts {
+        /// The AEAD's IANA id.
+        aead_id: u16,
+    },
 }
 
 /// One measurement of the server's clock against ours (RFC 5905 section 8).
@@ -178,6 +183,28 @@ impl PendingRequest<'_> {
             return Err(ClientError::OriginMismatch);
         }
         let auth = self.check_mac(&packet)?;
+        self.check_header(&h, recv_time, auth)
+    }
+
+    /// The checks and the sample of [`PendingRequest::process_response`] for
+    /// a header whose packet was authenticated by other means (NTS, RFC 8915
+    /// section 5.7): mode 4, origin equal to our transmit timestamp, no
+    /// Kiss-o'-Death, a synchronized server, consistent timestamps.
+    ///
+    /// # Errors
+    /// The first check that fails.
+    pub fn check_header(
+        &self,
+        h: &Header,
+        recv_time: NtpTimestamp,
+        auth: AuthStatus,
+    ) -> Result<Sample, ClientError> {
+        if h.mode != Mode::Server {
+            return Err(ClientError::NotAServerReply { mode: h.mode });
+        }
+        if h.origin_ts != self.transmit_ts {
+            return Err(ClientError::OriginMismatch);
+        }
         if let Some(code) = h.kiss_code() {
             return Err(ClientError::KissOfDeath {
                 code,
@@ -187,7 +214,7 @@ impl PendingRequest<'_> {
         if h.leap == LeapIndicator::Unsynchronized || h.stratum >= 16 {
             return Err(ClientError::Unsynchronized);
         }
-        self.sample(&h, recv_time, auth)
+        self.sample(h, recv_time, auth)
     }
 
     fn check_mac(&self, packet: &Packet<'_>) -> Result<AuthStatus, ClientError> {

@@ -148,7 +148,8 @@ pub struct NtsKeSettings {
     pub private_key: PathBuf,
     /// NTP server announced.
     pub ntp_server: Option<String>,
-    /// NTP port announced.
+    /// NTP port announced; `None`: the port of the first NTP address served,
+    /// when it is not 123 (resolved when the server has bound it).
     pub ntp_port: Option<u16>,
     /// AEAD ids offered, in preference order (IANA numbers).
     pub aead_ids: Vec<u16>,
@@ -404,7 +405,7 @@ impl ConfigFile {
             ));
             tracing::Level::INFO
         });
-        let nts = self.validate_nts(config_dir, &listen, &mut problems);
+        let nts = self.validate_nts(config_dir, &mut problems);
         if !problems.is_empty() {
             return Err(problems);
         }
@@ -505,7 +506,6 @@ impl ConfigFile {
     fn validate_nts(
         &self,
         config_dir: Option<&Path>,
-        ntp_listen: &[SocketAddr],
         problems: &mut Vec<Problem>,
     ) -> Option<NtsSettings> {
         if self.keystore.is_none() && self.nts_ke.is_none() {
@@ -558,10 +558,12 @@ impl ConfigFile {
         {
             problems.push(Problem::new("keystore.url", e.to_string()));
         }
-        if !(60..=366 * 86_400).contains(&store.rotation_interval) {
+        // Seconds-long rotations serve tests and demonstrations; production
+        // wants hours or days (the default is one day).
+        if !(2..=366 * 86_400).contains(&store.rotation_interval) {
             problems.push(Problem::new(
                 "keystore.rotation-interval",
-                format!("{} s must be 60 to 31622400", store.rotation_interval),
+                format!("{} s must be 2 to 31622400", store.rotation_interval),
             ));
         }
         if !(1..=64).contains(&store.old_keys) {
@@ -576,7 +578,7 @@ impl ConfigFile {
         let ke = self
             .nts_ke
             .as_ref()
-            .and_then(|ke| ke.validate(ntp_listen, &relative, problems));
+            .and_then(|ke| ke.validate(&relative, problems));
         Some(NtsSettings {
             store_location,
             rotation_interval: store.rotation_interval,
@@ -590,7 +592,6 @@ impl ConfigFile {
 impl NtsKeSection {
     fn validate(
         &self,
-        ntp_listen: &[SocketAddr],
         relative: &dyn Fn(&Path) -> PathBuf,
         problems: &mut Vec<Problem>,
     ) -> Option<NtsKeSettings> {
@@ -638,12 +639,7 @@ impl NtsKeSection {
                 "port 0 cannot be announced",
             ));
         }
-        let ntp_port = self.ntp_port.or_else(|| {
-            ntp_listen
-                .first()
-                .map(SocketAddr::port)
-                .filter(|p| *p != NTP_PORT)
-        });
+        let ntp_port = self.ntp_port;
         let mut aead_ids = Vec::new();
         for (i, name) in self.aead.iter().enumerate() {
             match AEAD_NAMES.iter().find(|(n, _)| n == name) {
@@ -943,9 +939,8 @@ mod tests {
         );
         assert_eq!(ke.aead_ids, [30, 15]);
         assert_eq!(
-            ke.ntp_port,
-            Some(11123),
-            "the NTP port is announced when not 123"
+            ke.ntp_port, None,
+            "resolved from the bound NTP port at start"
         );
     }
 
@@ -954,7 +949,7 @@ mod tests {
         let found = problems(
             "[nts-ke]\nlisten = [\"x\"]\naead = [\"aes-128-gcm-siv\", \"rot13\"]\n\
              handshake-timeout = -1\nmax-connections = 0\nntp-server = \"[::1]\"\n\
-             [keystore]\nkind = \"redis\"\nrotation-interval = 5\nold-keys = 0\n",
+             [keystore]\nkind = \"redis\"\nrotation-interval = 1\nold-keys = 0\n",
         );
         let paths: Vec<&str> = found.iter().map(|p| p.path.as_str()).collect();
         assert_eq!(

@@ -102,6 +102,7 @@ pub struct Running {
     keys: Arc<KeyStore>,
     metrics: Arc<Metrics>,
     nts_keys: Option<Arc<RingKeeper>>,
+    nts_ke: Option<crate::nts_ke::RunningKe>,
 }
 
 /// Starts serving as `settings` say: loads the keys, binds every address
@@ -175,6 +176,7 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         keys,
         metrics: Arc::clone(&metrics),
         nts_keys: nts.clone(),
+        nts_ke: None,
     };
     if let (Some(keeper), Some(config)) = (&nts, &settings.nts) {
         let (keeper, stop, interval) =
@@ -195,6 +197,18 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
                 .map_err(StartError::System)?;
             running.threads.push(thread);
         }
+    }
+    if let (Some(keeper), Some(ke)) = (&nts, settings.nts.as_ref().and_then(|n| n.ke.as_ref())) {
+        let started = crate::nts_ke::start(
+            ke,
+            &running.listen,
+            Arc::clone(keeper),
+            &metrics,
+            Arc::clone(&stop),
+        )
+        .map_err(StartError::Nts)?;
+        tracing::info!(listen = ?started.local_addrs, "serving NTS-KE");
+        running.nts_ke = Some(started);
     }
     if let Some(addr) = settings.metrics {
         let (bound, thread) = metrics_http::spawn(addr, Arc::clone(&metrics), Arc::clone(&stop))
@@ -324,6 +338,12 @@ impl Running {
         &self.metrics
     }
 
+    /// The NTS-KE addresses served (ports resolved), empty without NTS-KE.
+    #[must_use]
+    pub fn nts_ke_addrs(&self) -> &[SocketAddr] {
+        self.nts_ke.as_ref().map_or(&[], |ke| &ke.local_addrs)
+    }
+
     /// The NTS master keys, when NTS is configured.
     #[must_use]
     pub fn nts_keys(&self) -> Option<&Arc<RingKeeper>> {
@@ -360,6 +380,14 @@ impl Running {
         for signal in signals.0.forever() {
             match signal {
                 SIGHUP => {
+                    if let Some(ke) = &self.nts_ke {
+                        match ke.handle.reload() {
+                            Ok(()) => tracing::info!("NTS-KE certificate reloaded"),
+                            Err(e) => tracing::error!(
+                                "NTS-KE certificate reload failed, keeping the old one: {e}"
+                            ),
+                        }
+                    }
                     if self.keys.source().is_none() {
                         tracing::info!("SIGHUP: no key file configured, nothing to reload");
                     } else {
@@ -386,6 +414,10 @@ impl Running {
         self.stop.store(true, Ordering::Relaxed);
         for thread in self.threads.drain(..) {
             let _ = thread.join();
+        }
+        if let Some(ke) = self.nts_ke.take() {
+            ke.handle.shutdown();
+            let _ = ke.thread.join();
         }
     }
 }

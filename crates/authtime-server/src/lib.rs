@@ -35,6 +35,7 @@ mod metrics_http;
     reason = "recvmmsg, sendmmsg and control messages are FFI; each block has a SAFETY comment"
 )]
 mod mmsg;
+mod nts_ke;
 pub mod nts_keys;
 mod nts_worker;
 mod sockets;

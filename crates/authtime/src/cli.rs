@@ -134,8 +134,15 @@ const QUERY_HELP: &str = "Prints one line per reply: offset and delay in seconds
      plain requests but not keyed ones); 2 bad usage or bad input (key file, key id, host); \
      3 no usable reply (no answer within --timeout, Kiss-o'-Death, unsynchronized server). \
      With several queries the first of 1, 3 in that order wins.\n\n\
+     With --nts, the server is an NTS-KE server: authtime runs NTS-KE (TLS 1.3), then sends \
+     NTS-protected requests to the NTP server it names, using each cookie once and keeping the \
+     fresh ones; an NTS NAK makes it redo NTS-KE once. Only authenticated replies count; a reply \
+     that fails NTS authentication is ignored like a forgery, and exit code 1 means the \
+     key exchange or every reply failed authentication.\n\n\
      Examples:\n  authtime query 127.0.0.1:11123\n  \
-     authtime query ntp.example.net --key-file ntp.keys --key-id 1 --count 4 --json";
+     authtime query ntp.example.net --key-file ntp.keys --key-id 1 --count 4 --json\n  \
+     authtime query --nts time.cloudflare.com\n  \
+     authtime query --nts localhost:14460 --ca nts-ca.pem --count 3 --cookie-store nts.cookies";
 
 const KEYGEN_HELP: &str = "Keys come from the operating system's random generator. The file is \
      created with mode 0600 and never overwritten; without --out the keys go to standard output. \
@@ -209,6 +216,17 @@ pub struct QueryArgs {
     /// Print a JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Use NTS (RFC 8915): HOST[:PORT] is the NTS-KE server (port 4460 by default).
+    #[arg(long, conflicts_with_all = ["key_file", "key_id"])]
+    pub nts: bool,
+    /// With --nts: PEM file of the certificates to trust (a CA, or the server's
+    /// self-signed certificate) instead of the system's web PKI roots.
+    #[arg(long, value_name = "FILE", requires = "nts")]
+    pub ca: Option<PathBuf>,
+    /// With --nts: keep keys and unused cookies in FILE (mode 0600) between runs,
+    /// so the next run needs no NTS-KE.
+    #[arg(long, value_name = "FILE", requires = "nts")]
+    pub cookie_store: Option<PathBuf>,
 }
 
 /// Arguments of `authtime keygen`.

@@ -16,11 +16,11 @@ use serde_json::json;
 use crate::{Outcome, Streams, cli::QueryArgs};
 
 const NTP_PORT: u16 = 123;
-const MAX_COUNT: u32 = 1000;
+pub(crate) const MAX_COUNT: u32 = 1000;
 
 /// Why a query gave no sample.
 #[derive(Debug, Clone, PartialEq)]
-enum Failure {
+pub(crate) enum Failure {
     /// The reply failed authentication, or the server refuses our key.
     Authentication(String),
     /// No usable reply.
@@ -48,6 +48,9 @@ impl Failure {
 /// Bad arguments, an unreadable key file, a key id it does not hold, a host
 /// that does not resolve, a socket that cannot be opened.
 pub fn query(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outcome> {
+    if args.nts {
+        return crate::cmd_query_nts::query_nts(args, streams);
+    }
     if !(1..=MAX_COUNT).contains(&args.count) {
         return Err(anyhow!("--count {}: must be 1 to {MAX_COUNT}", args.count));
     }
@@ -109,12 +112,12 @@ pub fn query(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outc
         results.push(result);
     }
     if args.json {
-        print_json(streams, &args.server, target, &results)?;
+        print_json(streams, &args.server, target, &results, None)?;
     }
     Ok(verdict(target, &results))
 }
 
-fn seconds(flag: &str, value: f64, min: f64, max: f64) -> anyhow::Result<Duration> {
+pub(crate) fn seconds(flag: &str, value: f64, min: f64, max: f64) -> anyhow::Result<Duration> {
     if !(min..=max).contains(&value) {
         return Err(anyhow!("{flag} {value}: must be {min} to {max} seconds"));
     }
@@ -238,6 +241,10 @@ fn mac_name(key_type: KeyType) -> &'static str {
 fn auth_text(auth: AuthStatus) -> String {
     match auth {
         AuthStatus::Unauthenticated => "not authenticated".into(),
+        AuthStatus::Nts { aead_id } => format!(
+            "authenticated: NTS ({})",
+            authtime_ntske::aead::name(aead_id).unwrap_or("unknown AEAD")
+        ),
         AuthStatus::SymmetricKey { key_id, key_type } => {
             format!(
                 "authenticated: key {key_id} {key_type} ({})",
@@ -247,7 +254,7 @@ fn auth_text(auth: AuthStatus) -> String {
     }
 }
 
-fn print_line(
+pub(crate) fn print_line(
     streams: &mut Streams<'_>,
     target: SocketAddr,
     result: &Result<Sample, Failure>,
@@ -268,18 +275,19 @@ fn print_line(
     Ok(())
 }
 
-fn print_json(
+pub(crate) fn print_json(
     streams: &mut Streams<'_>,
     server: &str,
     target: SocketAddr,
     results: &[Result<Sample, Failure>],
+    extra: Option<(&str, serde_json::Value)>,
 ) -> anyhow::Result<()> {
     let replies: Vec<_> = results
         .iter()
         .map(|r| match r {
             Ok(s) => {
                 let (key_id, key_type) = match s.auth {
-                    AuthStatus::Unauthenticated => (None, None),
+                    AuthStatus::Unauthenticated | AuthStatus::Nts { .. } => (None, None),
                     AuthStatus::SymmetricKey { key_id, key_type } => {
                         (Some(key_id), Some(key_type.chrony_name()))
                     }
@@ -295,7 +303,12 @@ fn print_json(
                     "version": s.version,
                     "root_delay": s.root_delay,
                     "root_dispersion": s.root_dispersion,
-                    "authenticated": key_id.is_some(),
+                    "authenticated": s.auth != AuthStatus::Unauthenticated,
+                    "auth": match s.auth {
+                        AuthStatus::Unauthenticated => "none",
+                        AuthStatus::SymmetricKey { .. } => "symmetric-key",
+                        AuthStatus::Nts { .. } => "nts",
+                    },
                     "key_id": key_id,
                     "key_type": key_type,
                 })
@@ -304,19 +317,22 @@ fn print_json(
         })
         .collect();
     let outcome = verdict(target, results);
-    let out = json!({
+    let mut out = json!({
         "server": server,
         "address": target.to_string(),
         "replies": replies,
         "exit_code": outcome.exit_code(),
     });
+    if let (Some((name, value)), Some(map)) = (extra, out.as_object_mut()) {
+        map.insert(name.to_owned(), value);
+    }
     writeln!(streams.stdout, "{}", serde_json::to_string_pretty(&out)?)?;
     Ok(())
 }
 
 /// Exit 1 if any query failed authentication, else 3 if any got no usable
 /// reply, else 0; the reason is the first such failure's.
-fn verdict(target: SocketAddr, results: &[Result<Sample, Failure>]) -> Outcome {
+pub(crate) fn verdict(target: SocketAddr, results: &[Result<Sample, Failure>]) -> Outcome {
     let failures = || results.iter().filter_map(|r| r.as_ref().err());
     let count = results.len();
     let summary = |f: &Failure| {

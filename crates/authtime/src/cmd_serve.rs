@@ -46,8 +46,19 @@ pub fn serve(args: &ServeArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outc
         )?,
         None => writeln!(
             streams.stdout,
-            "no keys: plain NTP only (authenticated requests are dropped)"
+            "no symmetric keys: requests with a MAC are dropped"
         )?,
+    }
+    for addr in running.nts_ke_addrs() {
+        writeln!(streams.stdout, "NTS-KE on tcp {addr}")?;
+    }
+    if let Some(keeper) = running.nts_keys() {
+        writeln!(
+            streams.stdout,
+            "NTS: {} master keys from {}",
+            keeper.current().keys().len(),
+            keeper.describe()
+        )?;
     }
     if let Some(addr) = running.metrics_addr() {
         writeln!(streams.stdout, "metrics on http://{addr}/metrics")?;

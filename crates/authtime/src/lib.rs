@@ -26,11 +26,13 @@ pub mod cmd_mac;
 pub mod cmd_mac_list;
 pub mod cmd_nts_cert;
 pub mod cmd_query;
+pub mod cmd_query_nts;
 pub mod cmd_serve;
 pub mod error_line;
 pub mod hex_input;
 pub mod mac_name;
 pub mod message_input;
+pub mod nts_cookie_store;
 pub mod secret_arg;
 
 /// The exit codes of `authtime`, the same for every command.

@@ -180,6 +180,8 @@ pub(crate) struct Serve {
     pub(crate) metrics: SocketAddr,
     /// Its log (standard error) file.
     pub(crate) log: PathBuf,
+    /// Its first NTS-KE address, when it serves NTS-KE.
+    pub(crate) nts_ke: Option<SocketAddr>,
 }
 
 impl Serve {
@@ -187,13 +189,19 @@ impl Serve {
     /// (which must not set `[metrics]`: the endpoint is added on a free
     /// port), and waits until it says where it listens.
     pub(crate) fn start(dir: &TempDir, config_body: &str) -> Self {
-        let config = dir.path("serve.toml");
+        Self::start_named(dir, "serve", config_body)
+    }
+
+    /// [`Serve::start`] with the files named `<name>.toml` and `<name>.log`,
+    /// so that several servers can share one directory.
+    pub(crate) fn start_named(dir: &TempDir, name: &str, config_body: &str) -> Self {
+        let config = dir.path(&format!("{name}.toml"));
         std::fs::write(
             &config,
             format!("{config_body}\n[metrics]\nlisten = \"127.0.0.1:0\"\n"),
         )
         .expect("config");
-        let log = dir.path("serve.log");
+        let log = dir.path(&format!("{name}.log"));
         let mut child = Command::new(authtime_bin())
             .arg("serve")
             .arg("--config")
@@ -218,7 +226,7 @@ impl Serve {
             }
         });
         let deadline = Instant::now() + Duration::from_secs(10);
-        let (mut addr, mut metrics) = (None, None);
+        let (mut addr, mut metrics, mut nts_ke) = (None, None, None);
         while metrics.is_none() {
             let left = deadline.saturating_duration_since(Instant::now());
             let Ok(line) = rx.recv_timeout(left) else {
@@ -231,6 +239,9 @@ impl Serve {
                 let text = rest.split_whitespace().next().unwrap_or_default();
                 addr = addr.or(text.parse().ok());
             }
+            if let Some(rest) = line.strip_prefix("NTS-KE on tcp ") {
+                nts_ke = nts_ke.or(rest.trim().parse().ok());
+            }
             if let Some(rest) = line.strip_prefix("metrics on http://") {
                 metrics = rest.trim_end_matches("/metrics").parse().ok();
             }
@@ -240,6 +251,7 @@ impl Serve {
             addr: addr.expect("a listen address"),
             metrics: metrics.expect("metrics"),
             log,
+            nts_ke,
         }
     }
 

@@ -1,0 +1,113 @@
+//! Entry points for the cargo-fuzz targets in `fuzz/fuzz_targets/ntske_*.rs`.
+//!
+//! Each takes arbitrary bytes and must never panic; the asserts below check properties
+//! that must hold for any input, so a failure is a real bug.
+
+use std::sync::Arc;
+
+use crate::client_core::{DEFAULT_AEAD_PREFERENCE, MAX_COOKIES, parse_response};
+use crate::key_export::FakeExporter;
+use crate::message::{MessageLimits, MessageReader, decode_message};
+use crate::record::{Decoded, Record, encode_records};
+use crate::server_core::{CookieIssueError, CookieIssuer, KeServerCore, ServerCoreConfig};
+
+/// Decodes records and messages; whatever decodes must encode and decode to the same
+/// records, and a message fed in two pieces must decode like the whole.
+pub fn records(data: &[u8]) {
+    if let Ok(Decoded::Complete(record, used)) = Record::decode(data, usize::from(u16::MAX)) {
+        assert!(used <= data.len());
+        let wire = encode_records(std::slice::from_ref(&record)).expect("decoded records encode");
+        assert_eq!(
+            Record::decode(&wire, usize::from(u16::MAX)),
+            Ok(Decoded::Complete(record, wire.len()))
+        );
+    }
+    let whole = decode_message(data, MessageLimits::RESPONSE);
+    if let Ok(records) = &whole {
+        let wire = encode_records(records).expect("decoded records encode");
+        assert_eq!(
+            decode_message(&wire, MessageLimits::RESPONSE).as_ref(),
+            Ok(records)
+        );
+    }
+    let cut = data.first().map_or(0, |b| usize::from(*b)).min(data.len());
+    let mut reader = MessageReader::new(MessageLimits::RESPONSE);
+    let split = reader
+        .feed(&data[..cut])
+        .and_then(|_| reader.feed(&data[cut..]))
+        .and_then(|_| reader.finish());
+    assert_eq!(split.is_ok(), whole.is_ok());
+}
+
+struct FixedIssuer;
+
+impl CookieIssuer for FixedIssuer {
+    fn issue(
+        &self,
+        aead_id: u16,
+        c2s: &[u8],
+        _s2c: &[u8],
+        count: usize,
+    ) -> Result<Vec<Vec<u8>>, CookieIssueError> {
+        let mut cookie = aead_id.to_be_bytes().to_vec();
+        cookie.extend_from_slice(c2s);
+        Ok(vec![cookie; count])
+    }
+}
+
+/// Runs the server core on arbitrary request bytes: the response must always be a valid
+/// message that our client core either accepts or rejects cleanly.
+pub fn server_request(data: &[u8]) {
+    let Ok(core) = KeServerCore::new(ServerCoreConfig::default(), Arc::new(FixedIssuer)) else {
+        return;
+    };
+    let response = core.respond(data, &FakeExporter);
+    let records =
+        decode_message(&response.bytes, MessageLimits::RESPONSE).expect("server output decodes");
+    assert_eq!(records.last(), Some(&Record::EndOfMessage));
+    let parsed = parse_response(&response.bytes, &[15, 16, 17, 30, 31]);
+    if response.result.is_err() {
+        assert!(parsed.is_err());
+    }
+}
+
+/// Runs the client core on arbitrary response bytes.
+pub fn client_response(data: &[u8]) {
+    if let Ok(session) = parse_response(data, &DEFAULT_AEAD_PREFERENCE) {
+        assert!(!session.cookies.is_empty() && session.cookies.len() <= MAX_COOKIES);
+        assert!(DEFAULT_AEAD_PREFERENCE.contains(&session.aead_id));
+        crate::client_core::derive_keys(&FakeExporter, &session).expect("fake exporter works");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn harnesses_survive_sample_inputs() {
+        let good = crate::client_core::build_request(&[15]).expect("valid");
+        let core =
+            KeServerCore::new(ServerCoreConfig::default(), Arc::new(FixedIssuer)).expect("valid");
+        let response = core.respond(&good, &FakeExporter).bytes;
+        let mut inputs: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![0x80],
+            vec![0x80, 0, 0, 0],
+            vec![0xff; 40],
+            good.clone(),
+            response.clone(),
+        ];
+        for n in 0..good.len() {
+            inputs.push(good[..n].to_vec());
+        }
+        for n in 0..response.len() {
+            inputs.push(response[..n].to_vec());
+        }
+        for input in &inputs {
+            records(input);
+            server_request(input);
+            client_response(input);
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! NTS Key Establishment (RFC 8915 section 4) for authtime.
+//!
+//! What it does:
+//! - [`record`] and [`message`]: the NTS-KE record codec and a streaming message reader
+//!   with explicit size limits, tolerant of records split across TLS reads;
+//! - [`server_core`] and [`client_core`]: sans-IO negotiation (next protocol, AEAD,
+//!   cookies, server and port records) and key export through a [`KeyExporter`];
+//! - [`server`] and [`client`]: thin tokio + rustls (TLS 1.3 only, ALPN `ntske/1`)
+//!   drivers with connection caps, timeouts, certificate reload and [`metrics`].
+//!
+//! What it does not do: make or open cookies, or run AEADs (that is `authtime-nts`,
+//! reached through [`CookieIssuer`]), nor NTS-protected NTP packets. No pool records
+//! (draft-venhoek) and no chrony private records.
+
+pub mod aead;
+pub mod client;
+pub mod client_core;
+#[doc(hidden)]
+pub mod fuzz_harness;
+pub mod key_export;
+pub mod message;
+pub mod metrics;
+pub mod ntp_server_name;
+pub mod record;
+pub mod server;
+pub mod server_core;
+pub mod tls_config;
+
+pub use client::{KeClient, KeClientError, KeOutcome, fetch};
+pub use client_core::{NegotiatedSession, ResponseError};
+pub use key_export::{KeyExporter, SessionKeys};
+pub use message::{MessageError, MessageLimits, MessageReader};
+pub use metrics::{KeMetrics, KeMetricsSnapshot};
+pub use record::Record;
+pub use server::{KeServer, KeServerConfig, KeServerError, KeServerHandle};
+pub use server_core::{CookieIssueError, CookieIssuer, KeServerCore, ServerCoreConfig};
+
+/// TCP port of NTS-KE (RFC 8915 section 7.1).
+pub const NTS_KE_PORT: u16 = 4460;
+/// Default NTP port announced when no Port Negotiation record is sent.
+pub const NTP_PORT: u16 = 123;
+/// ALPN protocol id of NTS-KE (RFC 8915 section 4).
+pub const ALPN_NTSKE: &[u8] = b"ntske/1";

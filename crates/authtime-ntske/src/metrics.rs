@@ -1,0 +1,186 @@
+//! NTS-KE server counters and the d_SKE latency histogram, lock- and allocation-free.
+//!
+//! d_SKE is the time from the last byte of a request (End of Message read) to the
+//! response being ready to write. The histogram has fixed power-of-two buckets in
+//! microseconds, so the daemon can export it as a Prometheus histogram directly.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Number of finite histogram buckets: upper bounds 1 µs, 2 µs, ... 2^23 µs (about 8.4 s).
+pub const LATENCY_BUCKETS: usize = 24;
+
+/// Upper bound in microseconds of finite bucket `i` (`le` label in Prometheus).
+pub fn bucket_upper_bound_us(i: usize) -> u64 {
+    1u64 << i.min(63)
+}
+
+/// Live counters shared by the server tasks.
+#[derive(Debug, Default)]
+pub struct KeMetrics {
+    handshakes_ok: AtomicU64,
+    tls_errors: AtomicU64,
+    timeouts: AtomicU64,
+    bad_requests: AtomicU64,
+    refused_at_cap: AtomicU64,
+    internal_errors: AtomicU64,
+    no_common_algorithm: AtomicU64,
+    cookies_issued: AtomicU64,
+    reload_failures: AtomicU64,
+    latency_buckets: [AtomicU64; LATENCY_BUCKETS + 1],
+    latency_sum_us: AtomicU64,
+    latency_count: AtomicU64,
+}
+
+/// Outcome of one connection, for [`KeMetrics::record_outcome`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SessionOutcome {
+    /// Keys negotiated and cookies sent.
+    Ok,
+    /// Protocol or AEAD negotiation found nothing in common (a valid, empty answer).
+    NoCommonAlgorithm,
+    /// TLS handshake or I/O failed, or ALPN `ntske/1` was missing.
+    TlsError,
+    /// The handshake or the session timed out.
+    Timeout,
+    /// The request got Error 0 or 1.
+    BadRequest,
+    /// Refused because the connection cap was reached.
+    RefusedAtCap,
+    /// The request got Error 2.
+    InternalError,
+}
+
+/// A consistent-enough copy of the counters (each field read once, relaxed).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KeMetricsSnapshot {
+    /// Sessions that negotiated keys and sent cookies.
+    pub handshakes_ok: u64,
+    /// TLS handshake or I/O failures, missing ALPN.
+    pub tls_errors: u64,
+    /// Handshake or session timeouts.
+    pub timeouts: u64,
+    /// Requests answered with Error 0 or 1.
+    pub bad_requests: u64,
+    /// Connections closed at once because the cap was reached.
+    pub refused_at_cap: u64,
+    /// Requests answered with Error 2.
+    pub internal_errors: u64,
+    /// Valid requests with no common protocol or AEAD.
+    pub no_common_algorithm: u64,
+    /// Cookies sent.
+    pub cookies_issued: u64,
+    /// Certificate reloads that failed (the old certificate stayed).
+    pub reload_failures: u64,
+    /// d_SKE histogram: non-cumulative counts; index `i < LATENCY_BUCKETS` counts samples
+    /// `<= bucket_upper_bound_us(i)` and above the previous bound, the last one the rest.
+    pub latency_buckets: [u64; LATENCY_BUCKETS + 1],
+    /// Sum of d_SKE samples in microseconds.
+    pub latency_sum_us: u64,
+    /// Number of d_SKE samples.
+    pub latency_count: u64,
+}
+
+impl KeMetrics {
+    /// Counts one connection outcome.
+    pub fn record_outcome(&self, outcome: SessionOutcome) {
+        let counter = match outcome {
+            SessionOutcome::Ok => &self.handshakes_ok,
+            SessionOutcome::NoCommonAlgorithm => &self.no_common_algorithm,
+            SessionOutcome::TlsError => &self.tls_errors,
+            SessionOutcome::Timeout => &self.timeouts,
+            SessionOutcome::BadRequest => &self.bad_requests,
+            SessionOutcome::RefusedAtCap => &self.refused_at_cap,
+            SessionOutcome::InternalError => &self.internal_errors,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts cookies sent.
+    pub fn add_cookies(&self, n: usize) {
+        self.cookies_issued
+            .fetch_add(u64::try_from(n).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    /// Counts a failed certificate reload.
+    pub fn record_reload_failure(&self) {
+        self.reload_failures.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Adds one d_SKE sample.
+    pub fn record_latency(&self, d: Duration) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        // Smallest i with us <= 2^i; samples above the last bound go to the overflow slot.
+        let i = if us <= 1 {
+            0
+        } else {
+            (64 - (us - 1).leading_zeros()) as usize
+        };
+        self.latency_buckets[i.min(LATENCY_BUCKETS)].fetch_add(1, Ordering::Relaxed);
+        self.latency_sum_us.fetch_add(us, Ordering::Relaxed);
+        self.latency_count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Copies the counters.
+    pub fn snapshot(&self) -> KeMetricsSnapshot {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let mut latency_buckets = [0; LATENCY_BUCKETS + 1];
+        for (out, b) in latency_buckets.iter_mut().zip(&self.latency_buckets) {
+            *out = load(b);
+        }
+        KeMetricsSnapshot {
+            handshakes_ok: load(&self.handshakes_ok),
+            tls_errors: load(&self.tls_errors),
+            timeouts: load(&self.timeouts),
+            bad_requests: load(&self.bad_requests),
+            refused_at_cap: load(&self.refused_at_cap),
+            internal_errors: load(&self.internal_errors),
+            no_common_algorithm: load(&self.no_common_algorithm),
+            cookies_issued: load(&self.cookies_issued),
+            reload_failures: load(&self.reload_failures),
+            latency_buckets,
+            latency_sum_us: load(&self.latency_sum_us),
+            latency_count: load(&self.latency_count),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_goes_to_the_smallest_bucket_that_holds_it() {
+        let m = KeMetrics::default();
+        for us in [0, 1, 2, 3, 4, 5, 1000, 1024, 1025] {
+            m.record_latency(Duration::from_micros(us));
+        }
+        m.record_latency(Duration::from_secs(100));
+        let s = m.snapshot();
+        assert_eq!(s.latency_buckets[0], 2); // 0, 1
+        assert_eq!(s.latency_buckets[1], 1); // 2
+        assert_eq!(s.latency_buckets[2], 2); // 3, 4
+        assert_eq!(s.latency_buckets[3], 1); // 5
+        assert_eq!(s.latency_buckets[10], 2); // 1000, 1024
+        assert_eq!(s.latency_buckets[11], 1); // 1025
+        assert_eq!(s.latency_buckets[LATENCY_BUCKETS], 1);
+        assert_eq!(s.latency_count, 10);
+        assert_eq!(bucket_upper_bound_us(10), 1024);
+    }
+
+    #[test]
+    fn outcomes_and_cookies_are_counted() {
+        let m = KeMetrics::default();
+        m.record_outcome(SessionOutcome::Ok);
+        m.record_outcome(SessionOutcome::RefusedAtCap);
+        m.record_outcome(SessionOutcome::RefusedAtCap);
+        m.add_cookies(8);
+        let s = m.snapshot();
+        assert_eq!(
+            (s.handshakes_ok, s.refused_at_cap, s.cookies_issued),
+            (1, 2, 8)
+        );
+    }
+}

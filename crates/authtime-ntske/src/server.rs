@@ -1,0 +1,452 @@
+//! The NTS-KE server driver: TCP + TLS 1.3 (tokio-rustls) around [`KeServerCore`].
+//!
+//! Per connection: a permit from a semaphore (none left: the connection is closed at
+//! once and counted, the fix for CVE-2024-38528), TCP_NODELAY, a handshake timeout and a
+//! whole-session timeout (a slow or idle client cannot hold a slot), ALPN `ntske/1`
+//! checked, the request read through a bounded [`MessageReader`], the response written
+//! in one buffer and flushed, then close_notify. Certificates are re-read on
+//! [`KeServerHandle::reload`] and when the files' modification times change; a failed
+//! reload keeps the previous certificate.
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinSet;
+use tokio::time::{Instant, timeout, timeout_at};
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::server::TlsStream;
+
+use crate::ALPN_NTSKE;
+use crate::message::{MessageError, MessageLimits, MessageReader, Progress};
+use crate::metrics::{KeMetrics, KeMetricsSnapshot, SessionOutcome};
+use crate::record::Record;
+use crate::server_core::{
+    CookieIssuer, KeServerCore, Negotiated, RequestError, ServerConfigError, ServerCoreConfig,
+    ServerResponse,
+};
+use crate::tls_config::{TlsConfigError, server_config_from_files};
+
+/// Time allowed to write an Error record after the session timed out.
+const TIMEOUT_REPLY_GRACE: Duration = Duration::from_millis(250);
+/// Bytes read from TLS at a time.
+const READ_CHUNK: usize = 4096;
+
+/// Settings of the NTS-KE server.
+#[derive(Clone, Debug)]
+pub struct KeServerConfig {
+    /// Addresses to listen on (port 0 picks a free port, see [`KeServer::local_addrs`]).
+    pub listen: Vec<SocketAddr>,
+    /// PEM file with the certificate chain, leaf first.
+    pub certificate_chain_path: PathBuf,
+    /// PEM file with the private key.
+    pub private_key_path: PathBuf,
+    /// Connections served at once; more are closed at once (default 512).
+    pub max_connections: usize,
+    /// Limit on the TLS handshake (default 1 s).
+    pub handshake_timeout: Duration,
+    /// Limit on the whole session, handshake included (default 2 s).
+    pub session_timeout: Duration,
+    /// How often to check the certificate files' modification times; `None` disables
+    /// polling (reload then only happens through [`KeServerHandle::reload`]). Default 5 s.
+    pub reload_poll_interval: Option<Duration>,
+    /// Negotiation settings.
+    pub core: ServerCoreConfig,
+}
+
+impl KeServerConfig {
+    /// Defaults for everything but the addresses and certificate files.
+    pub fn new(
+        listen: Vec<SocketAddr>,
+        certificate_chain_path: PathBuf,
+        private_key_path: PathBuf,
+    ) -> Self {
+        Self {
+            listen,
+            certificate_chain_path,
+            private_key_path,
+            max_connections: 512,
+            handshake_timeout: Duration::from_secs(1),
+            session_timeout: Duration::from_secs(2),
+            reload_poll_interval: Some(Duration::from_secs(5)),
+            core: ServerCoreConfig::default(),
+        }
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum KeServerError {
+    /// Invalid negotiation settings or a zero limit.
+    Config(ServerConfigError),
+    /// A zero connection cap or timeout.
+    Limits(&'static str),
+    /// The certificate or key could not be loaded.
+    Tls(TlsConfigError),
+    /// A listening socket could not be bound.
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The OS error.
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for KeServerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Config(e) => write!(f, "{e}"),
+            Self::Limits(what) => write!(f, "{what} must not be zero"),
+            Self::Tls(e) => write!(f, "{e}"),
+            Self::Bind { addr, source } => write!(f, "bind {addr}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for KeServerError {}
+
+/// Size and modification time of the two certificate files, to notice replacements.
+type FileStamp = Option<[(SystemTime, u64); 2]>;
+
+struct Shared {
+    core: KeServerCore,
+    tls: RwLock<Arc<rustls::ServerConfig>>,
+    chain_path: PathBuf,
+    key_path: PathBuf,
+    stamp: Mutex<FileStamp>,
+    metrics: Arc<KeMetrics>,
+    permits: Arc<Semaphore>,
+    max_connections: usize,
+    handshake_timeout: Duration,
+    session_timeout: Duration,
+    shutdown: watch::Sender<bool>,
+}
+
+impl Shared {
+    fn current_tls(&self) -> Arc<rustls::ServerConfig> {
+        match self.tls.read() {
+            Ok(guard) => guard.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    fn file_stamp(&self) -> FileStamp {
+        let one = |p: &PathBuf| {
+            let m = std::fs::metadata(p).ok()?;
+            Some((m.modified().ok()?, m.len()))
+        };
+        Some([one(&self.chain_path)?, one(&self.key_path)?])
+    }
+
+    fn reload(&self) -> Result<(), TlsConfigError> {
+        let stamp = self.file_stamp();
+        if let Ok(mut s) = self.stamp.lock() {
+            *s = stamp;
+        }
+        match server_config_from_files(&self.chain_path, &self.key_path) {
+            Ok(config) => {
+                match self.tls.write() {
+                    Ok(mut guard) => *guard = config,
+                    Err(poisoned) => *poisoned.into_inner() = config,
+                }
+                tracing::info!("NTS-KE certificate reloaded");
+                Ok(())
+            }
+            Err(e) => {
+                self.metrics.record_reload_failure();
+                tracing::warn!("NTS-KE certificate reload failed, keeping the old one: {e}");
+                Err(e)
+            }
+        }
+    }
+
+    /// Reloads if either file changed since the last load attempt.
+    fn reload_if_changed(&self) {
+        let now = self.file_stamp();
+        let changed = match self.stamp.lock() {
+            Ok(s) => *s != now,
+            Err(_) => false,
+        };
+        if changed && now.is_some() {
+            // The error is logged and counted inside reload().
+            let _ = self.reload();
+        }
+    }
+}
+
+/// Control of a running server: reload, metrics, shutdown. Cheap to clone.
+#[derive(Clone)]
+pub struct KeServerHandle {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for KeServerHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeServerHandle").finish_non_exhaustive()
+    }
+}
+
+impl KeServerHandle {
+    /// Re-reads the certificate chain and key (call on SIGHUP). New connections use the
+    /// new certificate; on error the old one stays and the error is returned.
+    pub fn reload(&self) -> Result<(), TlsConfigError> {
+        self.shared.reload()
+    }
+
+    /// A copy of the counters and the latency histogram.
+    pub fn metrics(&self) -> KeMetricsSnapshot {
+        self.shared.metrics.snapshot()
+    }
+
+    /// The live counters, for an exporter that reads them itself.
+    pub fn metrics_ref(&self) -> Arc<KeMetrics> {
+        self.shared.metrics.clone()
+    }
+
+    /// Connections being served now.
+    pub fn active_connections(&self) -> usize {
+        self.shared
+            .max_connections
+            .saturating_sub(self.shared.permits.available_permits())
+    }
+
+    /// Stops accepting; [`KeServer::run`] returns once running sessions end (each is
+    /// bounded by the session timeout).
+    pub fn shutdown(&self) {
+        self.shared.shutdown.send_replace(true);
+    }
+}
+
+/// A bound NTS-KE server; call [`KeServer::run`] to serve.
+pub struct KeServer {
+    shared: Arc<Shared>,
+    listeners: Vec<TcpListener>,
+    local_addrs: Vec<SocketAddr>,
+    reload_poll_interval: Option<Duration>,
+}
+
+impl fmt::Debug for KeServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeServer")
+            .field("local_addrs", &self.local_addrs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KeServer {
+    /// Loads the certificate, validates the settings and binds every listen address.
+    pub async fn bind(
+        config: KeServerConfig,
+        issuer: Arc<dyn CookieIssuer>,
+    ) -> Result<Self, KeServerError> {
+        if config.max_connections == 0 {
+            return Err(KeServerError::Limits("max-connections"));
+        }
+        if config.handshake_timeout.is_zero() || config.session_timeout.is_zero() {
+            return Err(KeServerError::Limits("timeout"));
+        }
+        let core = KeServerCore::new(config.core, issuer).map_err(KeServerError::Config)?;
+        let tls =
+            server_config_from_files(&config.certificate_chain_path, &config.private_key_path)
+                .map_err(KeServerError::Tls)?;
+        let mut listeners = Vec::with_capacity(config.listen.len());
+        let mut local_addrs = Vec::with_capacity(config.listen.len());
+        for addr in config.listen {
+            let listener = TcpListener::bind(addr)
+                .await
+                .map_err(|source| KeServerError::Bind { addr, source })?;
+            let local = listener
+                .local_addr()
+                .map_err(|source| KeServerError::Bind { addr, source })?;
+            local_addrs.push(local);
+            listeners.push(listener);
+        }
+        let (shutdown, _) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            core,
+            tls: RwLock::new(tls),
+            chain_path: config.certificate_chain_path,
+            key_path: config.private_key_path,
+            stamp: Mutex::new(None),
+            metrics: Arc::new(KeMetrics::default()),
+            permits: Arc::new(Semaphore::new(config.max_connections)),
+            max_connections: config.max_connections,
+            handshake_timeout: config.handshake_timeout,
+            session_timeout: config.session_timeout,
+            shutdown,
+        });
+        let stamp = shared.file_stamp();
+        if let Ok(mut s) = shared.stamp.lock() {
+            *s = stamp;
+        }
+        Ok(Self {
+            shared,
+            listeners,
+            local_addrs,
+            reload_poll_interval: config.reload_poll_interval,
+        })
+    }
+
+    /// The bound addresses (with the real port when port 0 was asked for).
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.local_addrs
+    }
+
+    /// A handle for reload, metrics and shutdown.
+    pub fn handle(&self) -> KeServerHandle {
+        KeServerHandle {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Serves until [`KeServerHandle::shutdown`], then waits for running sessions.
+    pub async fn run(self) {
+        let mut tasks = JoinSet::new();
+        for listener in self.listeners {
+            tasks.spawn(accept_loop(self.shared.clone(), listener));
+        }
+        if let Some(interval) = self.reload_poll_interval {
+            let shared = self.shared.clone();
+            tasks.spawn(async move {
+                let mut tick = tokio::time::interval(interval);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tick.tick().await;
+                    let s = shared.clone();
+                    // Reading PEM files is blocking I/O; keep it off the reactor.
+                    let _ = tokio::task::spawn_blocking(move || s.reload_if_changed()).await;
+                }
+            });
+        }
+        let mut stop = self.shared.shutdown.subscribe();
+        // An error means every sender is gone, which cannot happen while we hold `shared`.
+        let _ = stop.wait_for(|stopped| *stopped).await;
+        tasks.abort_all();
+        while tasks.join_next().await.is_some() {}
+        let wait_all = self.shared.max_connections.min(u32::MAX as usize) as u32;
+        let grace = self.shared.session_timeout + TIMEOUT_REPLY_GRACE;
+        let _ = timeout(grace, self.shared.permits.acquire_many(wait_all)).await;
+    }
+}
+
+async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(conn) => conn,
+            Err(e) => {
+                // Typically EMFILE: back off briefly instead of spinning.
+                tracing::debug!("NTS-KE accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        match shared.permits.clone().try_acquire_owned() {
+            Ok(permit) => {
+                let shared = shared.clone();
+                tokio::spawn(async move {
+                    let outcome = serve_connection(&shared, stream).await;
+                    shared.metrics.record_outcome(outcome);
+                    tracing::debug!(%peer, ?outcome, "NTS-KE session done");
+                    drop(permit);
+                });
+            }
+            Err(_) => {
+                shared.metrics.record_outcome(SessionOutcome::RefusedAtCap);
+                drop(stream);
+            }
+        }
+    }
+}
+
+enum ReadFailure {
+    Io,
+    Message(MessageError),
+}
+
+async fn read_request(tls: &mut TlsStream<TcpStream>) -> Result<Vec<Record>, ReadFailure> {
+    let mut reader = MessageReader::new(MessageLimits::REQUEST);
+    let mut buf = vec![0u8; READ_CHUNK];
+    loop {
+        let n = tls.read(&mut buf).await.map_err(|_| ReadFailure::Io)?;
+        if n == 0 {
+            return reader.finish().map_err(ReadFailure::Message);
+        }
+        match reader.feed(&buf[..n]) {
+            Ok(Progress::Complete) => return reader.finish().map_err(ReadFailure::Message),
+            Ok(Progress::NeedMore) => {}
+            Err(e) => return Err(ReadFailure::Message(e)),
+        }
+    }
+}
+
+async fn serve_connection(shared: &Shared, stream: TcpStream) -> SessionOutcome {
+    // Nagle plus delayed ACK cost ~40 ms per session (nts-anchors section 3).
+    let _ = stream.set_nodelay(true);
+    let deadline = Instant::now() + shared.session_timeout;
+    let acceptor = TlsAcceptor::from(shared.current_tls());
+    let handshake_deadline = deadline.min(Instant::now() + shared.handshake_timeout);
+    let mut tls = match timeout_at(handshake_deadline, acceptor.accept(stream)).await {
+        Err(_) => return SessionOutcome::Timeout,
+        Ok(Err(e)) => {
+            tracing::debug!("NTS-KE TLS handshake failed: {e}");
+            return SessionOutcome::TlsError;
+        }
+        Ok(Ok(tls)) => tls,
+    };
+    if tls.get_ref().1.alpn_protocol() != Some(ALPN_NTSKE) {
+        // RFC 8915 section 4: ALPN is required; a client without it is not speaking NTS-KE.
+        let _ = timeout(TIMEOUT_REPLY_GRACE, tls.shutdown()).await;
+        return SessionOutcome::TlsError;
+    }
+    let (response, mut outcome) = match timeout_at(deadline, read_request(&mut tls)).await {
+        Err(_) => (
+            KeServerCore::error_response(RequestError::Timeout),
+            SessionOutcome::Timeout,
+        ),
+        Ok(Err(ReadFailure::Io)) => return SessionOutcome::TlsError,
+        Ok(Err(ReadFailure::Message(e))) => (
+            KeServerCore::error_response(RequestError::Message(e)),
+            SessionOutcome::BadRequest,
+        ),
+        Ok(Ok(records)) => {
+            let started = std::time::Instant::now();
+            let response = shared.core.respond_to_records(&records, tls.get_ref().1);
+            shared.metrics.record_latency(started.elapsed());
+            let outcome = classify(&response);
+            (response, outcome)
+        }
+    };
+    if let Ok(Negotiated::Ntpv4 { cookies, .. }) = &response.result {
+        shared.metrics.add_cookies(*cookies);
+    }
+    let write_deadline = deadline.max(Instant::now() + TIMEOUT_REPLY_GRACE);
+    let written = timeout_at(write_deadline, async {
+        tls.write_all(&response.bytes).await?;
+        tls.flush().await?;
+        tls.shutdown().await
+    })
+    .await;
+    match written {
+        Ok(Ok(())) => {}
+        Ok(Err(_)) if outcome == SessionOutcome::Ok => outcome = SessionOutcome::TlsError,
+        Err(_) if outcome == SessionOutcome::Ok => outcome = SessionOutcome::Timeout,
+        _ => {}
+    }
+    outcome
+}
+
+fn classify(response: &ServerResponse) -> SessionOutcome {
+    match &response.result {
+        Ok(Negotiated::Ntpv4 { .. }) => SessionOutcome::Ok,
+        Ok(_) => SessionOutcome::NoCommonAlgorithm,
+        Err(e) if e.is_internal() => SessionOutcome::InternalError,
+        Err(_) => SessionOutcome::BadRequest,
+    }
+}

@@ -1,0 +1,723 @@
+//! Sans-IO NTS-KE server: one request message in, one response message out
+//! (RFC 8915 section 4).
+//!
+//! The core never touches a socket: the TLS driver hands it the request bytes (or the
+//! records its [`MessageReader`](crate::message::MessageReader) collected) and a key
+//! exporter, and writes the returned buffer in one flush. Cookies come from a
+//! [`CookieIssuer`], so this crate does not depend on the cookie format or AEADs.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::aead;
+use crate::key_export::{ExportError, KeyExporter, export_session_keys};
+use crate::message::{MessageError, MessageLimits, decode_message};
+use crate::ntp_server_name::{ServerNameError, validate_ntp_server_name};
+use crate::record::{NEXT_PROTOCOL_NTPV4, Record, encode_records, error_code, record_type};
+
+/// Cookies a server sends per response (RFC 8915 section 4.1.6: SHOULD be 8).
+pub const DEFAULT_COOKIE_COUNT: usize = 8;
+/// Upper bound on the configured cookie count, so a mistake cannot make responses huge.
+pub const MAX_COOKIE_COUNT: usize = 16;
+
+/// The cookie issuer failed; the client gets Internal Server Error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CookieIssueError(pub String);
+
+impl fmt::Display for CookieIssueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cookie issue failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for CookieIssueError {}
+
+/// Makes NTS cookies for a negotiated session (implemented by the NTS cookie code).
+pub trait CookieIssuer: Send + Sync {
+    /// Returns `count` cookies that carry `aead_id`, `c2s` and `s2c`.
+    fn issue(
+        &self,
+        aead_id: u16,
+        c2s: &[u8],
+        s2c: &[u8],
+        count: usize,
+    ) -> Result<Vec<Vec<u8>>, CookieIssueError>;
+}
+
+/// What the server negotiates and advertises.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerCoreConfig {
+    /// AEAD ids the server (its cookie issuer) supports. The client's order decides among
+    /// them. Default: 15 (AES-SIV-CMAC-256, mandatory) and 17 (AES-SIV-CMAC-512). 30
+    /// (AES-128-GCM-SIV) is opt-in because chrony before 4.6.1 exported its keys with a
+    /// non-compliant length, which silently breaks those sessions.
+    pub aead_algorithms: Vec<u16>,
+    /// Cookies per response (default 8).
+    pub cookie_count: usize,
+    /// NTPv4 server to announce (Server Negotiation record), `None` for the KE host.
+    pub ntp_server: Option<String>,
+    /// NTPv4 port to announce (Port Negotiation record), `None` for 123.
+    pub ntp_port: Option<u16>,
+}
+
+impl Default for ServerCoreConfig {
+    fn default() -> Self {
+        Self {
+            aead_algorithms: vec![aead::AES_SIV_CMAC_256, aead::AES_SIV_CMAC_512],
+            cookie_count: DEFAULT_COOKIE_COUNT,
+            ntp_server: None,
+            ntp_port: None,
+        }
+    }
+}
+
+/// A server configuration that cannot work.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerConfigError {
+    /// No AEAD algorithm configured.
+    NoAeadAlgorithm,
+    /// An AEAD id whose key length this crate does not know.
+    UnknownAeadAlgorithm(u16),
+    /// Cookie count outside 1..=16.
+    CookieCount(usize),
+    /// The NTP server name is not valid for the Server Negotiation record.
+    NtpServer(ServerNameError),
+}
+
+impl fmt::Display for ServerConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoAeadAlgorithm => f.write_str("no AEAD algorithm configured"),
+            Self::UnknownAeadAlgorithm(id) => write!(f, "unknown AEAD algorithm id {id}"),
+            Self::CookieCount(n) => {
+                write!(f, "cookie count {n} outside 1..={MAX_COOKIE_COUNT}")
+            }
+            Self::NtpServer(e) => write!(f, "ntp server: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServerConfigError {}
+
+impl ServerCoreConfig {
+    /// Checks the configuration.
+    pub fn validate(&self) -> Result<(), ServerConfigError> {
+        if self.aead_algorithms.is_empty() {
+            return Err(ServerConfigError::NoAeadAlgorithm);
+        }
+        if let Some(id) = self
+            .aead_algorithms
+            .iter()
+            .find(|id| aead::key_len(**id).is_none())
+        {
+            return Err(ServerConfigError::UnknownAeadAlgorithm(*id));
+        }
+        if !(1..=MAX_COOKIE_COUNT).contains(&self.cookie_count) {
+            return Err(ServerConfigError::CookieCount(self.cookie_count));
+        }
+        if let Some(name) = &self.ntp_server {
+            validate_ntp_server_name(name).map_err(ServerConfigError::NtpServer)?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a request got an Error record; [`RequestError::error_code`] is the code sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RequestError {
+    /// The bytes are not one valid message (bad record, too large, no End of Message,
+    /// data after it). Bad Request.
+    Message(MessageError),
+    /// A critical record of a type we do not know. Unrecognized Critical Record.
+    UnrecognizedCriticalRecord {
+        /// Its type.
+        record_type: u16,
+    },
+    /// No Next Protocol record, or more than one. Bad Request.
+    NextProtocolCount(usize),
+    /// A Next Protocol record without any protocol. Bad Request.
+    EmptyNextProtocol,
+    /// NTPv4 offered without exactly one AEAD record. Bad Request.
+    AeadAlgorithmCount(usize),
+    /// An AEAD record without any algorithm. Bad Request.
+    EmptyAeadList,
+    /// A record clients must not send (Error, Warning, New Cookie). Bad Request.
+    ClientSentServerRecord {
+        /// Its type.
+        record_type: u16,
+    },
+    /// A Server or Port record more than once. Bad Request.
+    DuplicateRecord {
+        /// Its type.
+        record_type: u16,
+    },
+    /// The session timed out before a full request arrived (set by the driver). Bad Request.
+    Timeout,
+    /// Key export failed. Internal Server Error.
+    KeyExport(ExportError),
+    /// The cookie issuer failed or returned unusable cookies. Internal Server Error.
+    Cookies(CookieIssueError),
+}
+
+impl RequestError {
+    /// The Error record code this error is answered with (RFC 8915 section 4.1.3).
+    pub fn error_code(&self) -> u16 {
+        match self {
+            Self::UnrecognizedCriticalRecord { .. } => error_code::UNRECOGNIZED_CRITICAL_RECORD,
+            Self::KeyExport(_) | Self::Cookies(_) => error_code::INTERNAL_SERVER_ERROR,
+            Self::Message(_)
+            | Self::NextProtocolCount(_)
+            | Self::EmptyNextProtocol
+            | Self::AeadAlgorithmCount(_)
+            | Self::EmptyAeadList
+            | Self::ClientSentServerRecord { .. }
+            | Self::DuplicateRecord { .. }
+            | Self::Timeout => error_code::BAD_REQUEST,
+        }
+    }
+
+    /// True when the server, not the client, is at fault.
+    pub fn is_internal(&self) -> bool {
+        self.error_code() == error_code::INTERNAL_SERVER_ERROR
+    }
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Message(e) => write!(f, "{e}"),
+            Self::UnrecognizedCriticalRecord { record_type } => {
+                write!(f, "unrecognized critical record type {record_type}")
+            }
+            Self::NextProtocolCount(n) => write!(f, "{n} Next Protocol records, expected 1"),
+            Self::EmptyNextProtocol => f.write_str("empty Next Protocol record"),
+            Self::AeadAlgorithmCount(n) => write!(f, "{n} AEAD records, expected 1"),
+            Self::EmptyAeadList => f.write_str("empty AEAD algorithm list"),
+            Self::ClientSentServerRecord { record_type } => {
+                write!(f, "client sent server-only record type {record_type}")
+            }
+            Self::DuplicateRecord { record_type } => {
+                write!(f, "duplicate record type {record_type}")
+            }
+            Self::Timeout => f.write_str("timed out waiting for the request"),
+            Self::KeyExport(e) => write!(f, "{e}"),
+            Self::Cookies(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+/// What a successful exchange agreed on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Negotiated {
+    /// NTPv4 with an AEAD; cookies were sent.
+    Ntpv4 {
+        /// Chosen AEAD id.
+        aead_id: u16,
+        /// Cookies in the response.
+        cookies: usize,
+    },
+    /// The client did not offer NTPv4: empty Next Protocol record (section 4.1.2).
+    NoCommonProtocol,
+    /// None of the client's AEADs is supported: empty AEAD record (section 4.1.5).
+    NoCommonAead,
+}
+
+/// The response to send, in one buffer, and what happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerResponse {
+    /// The whole response message, End of Message included.
+    pub bytes: Vec<u8>,
+    /// The negotiation result, or the error the response reports.
+    pub result: Result<Negotiated, RequestError>,
+}
+
+/// The sans-IO NTS-KE server.
+#[derive(Clone)]
+pub struct KeServerCore {
+    config: ServerCoreConfig,
+    issuer: Arc<dyn CookieIssuer>,
+}
+
+impl fmt::Debug for KeServerCore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeServerCore")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The parts of a request the server acts on.
+struct Request {
+    protocols: Vec<u16>,
+    aeads: Option<Vec<u16>>,
+}
+
+impl KeServerCore {
+    /// A server core after validating `config`.
+    pub fn new(
+        config: ServerCoreConfig,
+        issuer: Arc<dyn CookieIssuer>,
+    ) -> Result<Self, ServerConfigError> {
+        config.validate()?;
+        Ok(Self { config, issuer })
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &ServerCoreConfig {
+        &self.config
+    }
+
+    /// Answers a complete request message held in `request`.
+    pub fn respond(&self, request: &[u8], exporter: &dyn KeyExporter) -> ServerResponse {
+        match decode_message(request, MessageLimits::REQUEST) {
+            Ok(records) => self.respond_to_records(&records, exporter),
+            Err(e) => Self::error_response(RequestError::Message(e)),
+        }
+    }
+
+    /// Answers a request whose records were already read (End of Message included).
+    pub fn respond_to_records(
+        &self,
+        records: &[Record],
+        exporter: &dyn KeyExporter,
+    ) -> ServerResponse {
+        match self.negotiate(records, exporter) {
+            Ok((records, negotiated)) => match encode_records(&records) {
+                Ok(bytes) => ServerResponse {
+                    bytes,
+                    result: Ok(negotiated),
+                },
+                Err(e) => {
+                    Self::error_response(RequestError::Cookies(CookieIssueError(e.to_string())))
+                }
+            },
+            Err(e) => Self::error_response(e),
+        }
+    }
+
+    /// The response reporting `error`: one Error record and End of Message.
+    pub fn error_response(error: RequestError) -> ServerResponse {
+        ServerResponse {
+            bytes: error_message(error.error_code()),
+            result: Err(error),
+        }
+    }
+
+    fn negotiate(
+        &self,
+        records: &[Record],
+        exporter: &dyn KeyExporter,
+    ) -> Result<(Vec<Record>, Negotiated), RequestError> {
+        let request = parse_request(records)?;
+        if !request.protocols.contains(&NEXT_PROTOCOL_NTPV4) {
+            return Ok((
+                vec![Record::NextProtocol(vec![]), Record::EndOfMessage],
+                Negotiated::NoCommonProtocol,
+            ));
+        }
+        let aeads = match request.aeads {
+            Some(a) if a.is_empty() => return Err(RequestError::EmptyAeadList),
+            Some(a) => a,
+            None => return Err(RequestError::AeadAlgorithmCount(0)),
+        };
+        let chosen = aeads
+            .iter()
+            .copied()
+            .find(|id| self.config.aead_algorithms.contains(id));
+        let Some((aead_id, key_len)) = chosen.and_then(|id| Some((id, aead::key_len(id)?))) else {
+            return Ok((
+                vec![
+                    Record::NextProtocol(vec![NEXT_PROTOCOL_NTPV4]),
+                    Record::AeadAlgorithm(vec![]),
+                    Record::EndOfMessage,
+                ],
+                Negotiated::NoCommonAead,
+            ));
+        };
+        let keys =
+            export_session_keys(exporter, aead_id, key_len).map_err(RequestError::KeyExport)?;
+        let cookies = self
+            .issuer
+            .issue(aead_id, &keys.c2s, &keys.s2c, self.config.cookie_count)
+            .map_err(RequestError::Cookies)?;
+        check_issued_cookies(&cookies, self.config.cookie_count)?;
+
+        let mut out = Vec::with_capacity(cookies.len() + 5);
+        out.push(Record::NextProtocol(vec![NEXT_PROTOCOL_NTPV4]));
+        out.push(Record::AeadAlgorithm(vec![aead_id]));
+        if let Some(server) = &self.config.ntp_server {
+            out.push(Record::Server(server.clone()));
+        }
+        if let Some(port) = self.config.ntp_port {
+            out.push(Record::Port(port));
+        }
+        let count = cookies.len();
+        out.extend(cookies.into_iter().map(Record::NewCookie));
+        out.push(Record::EndOfMessage);
+        Ok((
+            out,
+            Negotiated::Ntpv4 {
+                aead_id,
+                cookies: count,
+            },
+        ))
+    }
+}
+
+/// Largest cookie we pass on: clients (ours included) refuse longer ones.
+const MAX_ISSUED_COOKIE_LEN: usize = crate::client_core::MAX_COOKIE_LEN;
+
+fn check_issued_cookies(cookies: &[Vec<u8>], wanted: usize) -> Result<(), RequestError> {
+    if cookies.is_empty() || cookies.len() > wanted {
+        return Err(RequestError::Cookies(CookieIssueError(format!(
+            "issuer returned {} cookies, wanted {wanted}",
+            cookies.len()
+        ))));
+    }
+    if cookies
+        .iter()
+        .any(|c| c.is_empty() || c.len() > MAX_ISSUED_COOKIE_LEN)
+    {
+        return Err(RequestError::Cookies(CookieIssueError(format!(
+            "issuer returned a cookie outside 1..={MAX_ISSUED_COOKIE_LEN} bytes"
+        ))));
+    }
+    Ok(())
+}
+
+/// Checks the record structure of a request (RFC 8915 sections 4.1.1-4.1.8).
+fn parse_request(records: &[Record]) -> Result<Request, RequestError> {
+    // Unknown critical records win over every other complaint: the client learns which
+    // record we do not understand (chrony answers the same way).
+    if let Some(Record::Unknown { record_type, .. }) = records
+        .iter()
+        .find(|r| matches!(r, Record::Unknown { critical: true, .. }))
+    {
+        return Err(RequestError::UnrecognizedCriticalRecord {
+            record_type: *record_type,
+        });
+    }
+    let mut protocols: Vec<&Vec<u16>> = Vec::new();
+    let mut aeads: Vec<&Vec<u16>> = Vec::new();
+    let (mut servers, mut ports) = (0usize, 0usize);
+    for record in records {
+        match record {
+            Record::NextProtocol(p) => protocols.push(p),
+            Record::AeadAlgorithm(a) => aeads.push(a),
+            Record::Error(_) | Record::Warning(_) | Record::NewCookie(_) => {
+                return Err(RequestError::ClientSentServerRecord {
+                    record_type: record.record_type(),
+                });
+            }
+            // A client may state a preferred server or port; we ignore the value
+            // (section 4.1.7), but there may be at most one of each.
+            Record::Server(_) => servers += 1,
+            Record::Port(_) => ports += 1,
+            Record::EndOfMessage | Record::Unknown { .. } => {}
+        }
+    }
+    if servers > 1 {
+        return Err(RequestError::DuplicateRecord {
+            record_type: record_type::SERVER,
+        });
+    }
+    if ports > 1 {
+        return Err(RequestError::DuplicateRecord {
+            record_type: record_type::PORT,
+        });
+    }
+    let [protocols] = protocols[..] else {
+        return Err(RequestError::NextProtocolCount(protocols.len()));
+    };
+    if protocols.is_empty() {
+        return Err(RequestError::EmptyNextProtocol);
+    }
+    let aeads = match aeads[..] {
+        [] => None,
+        [a] => Some(a.clone()),
+        _ => return Err(RequestError::AeadAlgorithmCount(aeads.len())),
+    };
+    Ok(Request {
+        protocols: protocols.clone(),
+        aeads,
+    })
+}
+
+/// An error response: `Error(code)` then End of Message.
+pub fn error_message(code: u16) -> Vec<u8> {
+    let mut out = Vec::with_capacity(10);
+    // Both records are tiny and always encodable.
+    for r in [Record::Error(code), Record::EndOfMessage] {
+        if r.encode(&mut out).is_err() {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key_export::FakeExporter;
+    use crate::record::Decoded;
+
+    /// Test issuer: cookie i = aead id | i | c2s | s2c.
+    pub(crate) struct EchoIssuer;
+
+    impl CookieIssuer for EchoIssuer {
+        fn issue(
+            &self,
+            aead_id: u16,
+            c2s: &[u8],
+            s2c: &[u8],
+            count: usize,
+        ) -> Result<Vec<Vec<u8>>, CookieIssueError> {
+            Ok((0..count)
+                .map(|i| {
+                    let mut c = aead_id.to_be_bytes().to_vec();
+                    c.push(i as u8);
+                    c.extend_from_slice(c2s);
+                    c.extend_from_slice(s2c);
+                    c
+                })
+                .collect())
+        }
+    }
+
+    struct FailingIssuer;
+
+    impl CookieIssuer for FailingIssuer {
+        fn issue(
+            &self,
+            _: u16,
+            _: &[u8],
+            _: &[u8],
+            _: usize,
+        ) -> Result<Vec<Vec<u8>>, CookieIssueError> {
+            Err(CookieIssueError("no master key".into()))
+        }
+    }
+
+    fn core() -> KeServerCore {
+        KeServerCore::new(ServerCoreConfig::default(), Arc::new(EchoIssuer)).expect("valid")
+    }
+
+    fn respond(records: &[Record]) -> (Vec<Record>, Result<Negotiated, RequestError>) {
+        let bytes = encode_records(records).expect("encodable");
+        let resp = core().respond(&bytes, &FakeExporter);
+        let out = decode_message(&resp.bytes, MessageLimits::RESPONSE).expect("valid response");
+        (out, resp.result)
+    }
+
+    fn request(aeads: &[u16]) -> Vec<Record> {
+        vec![
+            Record::NextProtocol(vec![0]),
+            Record::AeadAlgorithm(aeads.to_vec()),
+            Record::EndOfMessage,
+        ]
+    }
+
+    fn assert_error(records: &[Record], code: u16) {
+        let (out, result) = respond(records);
+        assert_eq!(out, vec![Record::Error(code), Record::EndOfMessage]);
+        assert_eq!(result.expect_err("error").error_code(), code);
+    }
+
+    #[test]
+    fn good_request_gets_protocol_aead_and_eight_cookies() {
+        let (out, result) = respond(&request(&[30, 17, 15]));
+        assert_eq!(
+            result,
+            Ok(Negotiated::Ntpv4 {
+                aead_id: 17,
+                cookies: 8
+            })
+        );
+        assert_eq!(out[0], Record::NextProtocol(vec![0]));
+        assert_eq!(out[1], Record::AeadAlgorithm(vec![17]));
+        let cookies: Vec<_> = out
+            .iter()
+            .filter(|r| matches!(r, Record::NewCookie(_)))
+            .collect();
+        assert_eq!(cookies.len(), 8);
+        assert_eq!(out.last(), Some(&Record::EndOfMessage));
+        // Cookie carries the keys exported with the AEAD 17 context (64-byte keys).
+        let keys = export_session_keys(&FakeExporter, 17, 64).expect("fake");
+        let Record::NewCookie(c) = cookies[0] else {
+            panic!()
+        };
+        assert_eq!(&c[3..67], &keys.c2s[..]);
+        assert_eq!(&c[67..], &keys.s2c[..]);
+    }
+
+    #[test]
+    fn server_and_port_records_come_from_config() {
+        let config = ServerCoreConfig {
+            ntp_server: Some("2001:db8::1".into()),
+            ntp_port: Some(11123),
+            ..ServerCoreConfig::default()
+        };
+        let core = KeServerCore::new(config, Arc::new(EchoIssuer)).expect("valid");
+        let bytes = encode_records(&request(&[15])).expect("encodable");
+        let out = decode_message(
+            &core.respond(&bytes, &FakeExporter).bytes,
+            MessageLimits::RESPONSE,
+        )
+        .expect("valid");
+        assert!(out.contains(&Record::Server("2001:db8::1".into())));
+        assert!(out.contains(&Record::Port(11123)));
+    }
+
+    #[test]
+    fn unknown_aeads_only_get_an_empty_aead_record() {
+        let (out, result) = respond(&request(&[999, 31]));
+        assert_eq!(result, Ok(Negotiated::NoCommonAead));
+        assert_eq!(
+            out,
+            vec![
+                Record::NextProtocol(vec![0]),
+                Record::AeadAlgorithm(vec![]),
+                Record::EndOfMessage
+            ]
+        );
+    }
+
+    #[test]
+    fn no_ntpv4_offered_gets_an_empty_next_protocol() {
+        let (out, result) = respond(&[Record::NextProtocol(vec![0x8001]), Record::EndOfMessage]);
+        assert_eq!(result, Ok(Negotiated::NoCommonProtocol));
+        assert_eq!(
+            out,
+            vec![Record::NextProtocol(vec![]), Record::EndOfMessage]
+        );
+    }
+
+    #[test]
+    fn unknown_critical_record_is_error_0_even_before_other_faults() {
+        let unknown = Record::Unknown {
+            critical: true,
+            record_type: 0x4321,
+            body: vec![1],
+        };
+        assert_error(&[unknown.clone(), Record::EndOfMessage], 0);
+        let mut r = request(&[15]);
+        r.insert(0, unknown);
+        assert_error(&r, 0);
+    }
+
+    #[test]
+    fn unknown_non_critical_record_is_ignored() {
+        let mut r = request(&[15]);
+        r.insert(
+            1,
+            Record::Unknown {
+                critical: false,
+                record_type: 1024,
+                body: vec![],
+            },
+        );
+        assert!(respond(&r).1.is_ok());
+    }
+
+    #[test]
+    fn structural_faults_are_bad_request() {
+        let np = Record::NextProtocol(vec![0]);
+        let aead = Record::AeadAlgorithm(vec![15]);
+        let eom = Record::EndOfMessage;
+        for records in [
+            vec![aead.clone(), eom.clone()], // no next protocol
+            vec![np.clone(), np.clone(), aead.clone(), eom.clone()], // duplicate
+            vec![Record::NextProtocol(vec![]), aead.clone(), eom.clone()], // empty
+            vec![np.clone(), eom.clone()],   // no AEAD
+            vec![np.clone(), Record::AeadAlgorithm(vec![]), eom.clone()], // empty AEAD list
+            vec![np.clone(), aead.clone(), aead.clone(), eom.clone()], // duplicate AEAD
+            vec![
+                np.clone(),
+                aead.clone(),
+                Record::NewCookie(vec![1]),
+                eom.clone(),
+            ],
+            vec![np.clone(), aead.clone(), Record::Error(2), eom.clone()],
+            vec![np.clone(), aead.clone(), Record::Warning(0), eom.clone()],
+            vec![
+                np.clone(),
+                aead.clone(),
+                Record::Port(1),
+                Record::Port(2),
+                eom.clone(),
+            ],
+        ] {
+            assert_error(&records, error_code::BAD_REQUEST);
+        }
+    }
+
+    #[test]
+    fn broken_bytes_are_bad_request() {
+        let good = encode_records(&request(&[15])).expect("encodable");
+        let mut trailing = good.clone();
+        trailing.extend_from_slice(&[0x80, 0, 0, 0]);
+        let mut oversized = vec![0x00, 0x55, 0x20, 0x00];
+        oversized.extend(vec![0; 0x2000]);
+        oversized.extend_from_slice(&good);
+        let huge_msg = encode_records(&vec![
+            Record::Unknown {
+                critical: false,
+                record_type: 99,
+                body: vec![0; 4000]
+            };
+            5
+        ])
+        .expect("encodable");
+        for bytes in [
+            &good[..good.len() - 4],
+            &trailing[..],
+            &oversized[..],
+            &huge_msg[..],
+            &[][..],
+            &[0x80, 1, 0, 1, 0][..],
+        ] {
+            let resp = core().respond(bytes, &FakeExporter);
+            assert_eq!(resp.bytes, error_message(1));
+            assert!(matches!(resp.result, Err(RequestError::Message(_))));
+        }
+    }
+
+    #[test]
+    fn issuer_failure_is_internal_error() {
+        let core =
+            KeServerCore::new(ServerCoreConfig::default(), Arc::new(FailingIssuer)).expect("valid");
+        let bytes = encode_records(&request(&[15])).expect("encodable");
+        let resp = core.respond(&bytes, &FakeExporter);
+        assert_eq!(resp.bytes, error_message(2));
+        assert!(resp.result.expect_err("error").is_internal());
+    }
+
+    #[test]
+    fn config_validation() {
+        let bad = |f: fn(&mut ServerCoreConfig)| {
+            let mut c = ServerCoreConfig::default();
+            f(&mut c);
+            c.validate().is_err()
+        };
+        assert!(bad(|c| c.aead_algorithms.clear()));
+        assert!(bad(|c| c.aead_algorithms.push(1234)));
+        assert!(bad(|c| c.cookie_count = 0));
+        assert!(bad(|c| c.cookie_count = 17));
+        assert!(bad(|c| c.ntp_server = Some("[::1]".into())));
+        assert!(ServerCoreConfig::default().validate().is_ok());
+    }
+
+    #[test]
+    fn error_message_is_two_records() {
+        assert_eq!(error_message(1), vec![0x80, 2, 0, 2, 0, 1, 0x80, 0, 0, 0]);
+        assert!(matches!(
+            Record::decode(&error_message(0), 10),
+            Ok(Decoded::Complete(Record::Error(0), 6))
+        ));
+    }
+}

@@ -1,0 +1,136 @@
+//! rustls configurations for NTS-KE: TLS 1.3 only, ALPN `ntske/1`, the `ring` provider.
+//!
+//! Certificates come from PEM files (chain first, leaf first in the chain). Clients trust
+//! a given CA or self-signed certificate file, or the webpki root set when none is given.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::crypto::CryptoProvider;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+
+use crate::ALPN_NTSKE;
+
+/// Why a TLS configuration could not be built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TlsConfigError {
+    /// A PEM file could not be read or parsed.
+    Pem {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The file holds no certificate.
+    NoCertificate(PathBuf),
+    /// rustls refused the configuration (for instance key and certificate do not match).
+    Rustls(String),
+}
+
+impl fmt::Display for TlsConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Pem { path, reason } => write!(f, "{}: {reason}", path.display()),
+            Self::NoCertificate(path) => write!(f, "{}: no certificate", path.display()),
+            Self::Rustls(e) => write!(f, "TLS configuration: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for TlsConfigError {}
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+fn rustls_error(e: rustls::Error) -> TlsConfigError {
+    TlsConfigError::Rustls(e.to_string())
+}
+
+/// Reads every certificate of a PEM file.
+pub fn load_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsConfigError> {
+    let pem_error = |e: rustls_pki_types::pem::Error| TlsConfigError::Pem {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    };
+    let certs = CertificateDer::pem_file_iter(path)
+        .map_err(pem_error)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(pem_error)?;
+    if certs.is_empty() {
+        return Err(TlsConfigError::NoCertificate(path.to_path_buf()));
+    }
+    Ok(certs)
+}
+
+/// Reads the first private key (PKCS#8, PKCS#1 or SEC1) of a PEM file.
+pub fn load_private_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsConfigError> {
+    PrivateKeyDer::from_pem_file(path).map_err(|e| TlsConfigError::Pem {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })
+}
+
+/// A TLS 1.3-only server configuration offering ALPN `ntske/1`.
+pub fn server_config(
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Result<Arc<rustls::ServerConfig>, TlsConfigError> {
+    let mut config = rustls::ServerConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(rustls_error)?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(rustls_error)?;
+    config.alpn_protocols = vec![ALPN_NTSKE.to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// [`server_config`] from a chain PEM file and a key PEM file.
+pub fn server_config_from_files(
+    chain_path: &Path,
+    key_path: &Path,
+) -> Result<Arc<rustls::ServerConfig>, TlsConfigError> {
+    server_config(load_certificates(chain_path)?, load_private_key(key_path)?)
+}
+
+/// A TLS 1.3-only client configuration asking for ALPN `ntske/1`, trusting the
+/// certificates in `ca_file` (a CA or a self-signed server certificate), or the webpki
+/// roots when `None`.
+pub fn client_config(ca_file: Option<&Path>) -> Result<Arc<rustls::ClientConfig>, TlsConfigError> {
+    let mut roots = rustls::RootCertStore::empty();
+    match ca_file {
+        Some(path) => {
+            for cert in load_certificates(path)? {
+                roots.add(cert).map_err(rustls_error)?;
+            }
+        }
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+    }
+    let mut config = rustls::ClientConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(rustls_error)?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![ALPN_NTSKE.to_vec()];
+    Ok(Arc::new(config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_files_are_reported_with_their_path() {
+        let err = server_config_from_files(
+            Path::new("/nonexistent/chain.pem"),
+            Path::new("/nonexistent/key.pem"),
+        )
+        .expect_err("missing");
+        assert!(err.to_string().contains("/nonexistent/chain.pem"), "{err}");
+        assert!(client_config(None).is_ok());
+    }
+}
