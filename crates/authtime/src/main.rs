@@ -17,14 +17,16 @@ fn main() -> ExitCode {
     // clap prints its own usage errors (exit 2) and --help/--version (exit 0).
     let cli = Cli::try_parse().unwrap_or_else(|err| err.exit());
 
-    let stdin = io::stdin();
-    let stdout = io::stdout();
-    let stderr = io::stderr();
+    // The handles lock per write, not for the whole command: a daemon's
+    // threads log to standard error while the main thread waits for signals.
+    let mut stdin = io::stdin();
+    let mut stdout = io::stdout();
+    let mut stderr = io::stderr();
     let mut streams = Streams {
         stdin_is_terminal: stdin.is_terminal(),
-        stdin: &mut stdin.lock(),
-        stdout: &mut stdout.lock(),
-        stderr: &mut stderr.lock(),
+        stdin: &mut stdin,
+        stdout: &mut stdout,
+        stderr: &mut stderr,
     };
     let result = authtime::run(&cli, &mut streams).and_then(|outcome| {
         streams.stdout.flush()?;

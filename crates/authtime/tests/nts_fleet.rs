@@ -1,0 +1,248 @@
+//! NTS servers as a fleet sharing their cookie master keys through a real
+//! Redis (started by the test on loopback): NTS-KE on one server, NTP on
+//! another; a rotation made by either is accepted by both; Redis stopped
+//! mid-test changes nothing for clients; and a client whose stored cookies
+//! a server no longer accepts gets an NTS NAK and recovers by redoing NTS-KE.
+
+mod ntp_support;
+
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ntp_support::{ChildGuard, Serve, TempDir, authtime, free_udp_port, text_of};
+
+fn free_tcp_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port()
+}
+
+/// redis-server on loopback without persistence (killed on drop).
+fn redis(port: u16) -> ChildGuard {
+    let child = Command::new("redis-server")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start redis-server ({e}); ./test.sh installs it"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "redis-server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    ChildGuard {
+        child,
+        name: "redis-server".into(),
+    }
+}
+
+fn certificates(dir: &TempDir) {
+    let out_dir = dir.0.display().to_string();
+    let out = authtime(&[
+        "nts",
+        "cert",
+        "--out-dir",
+        &out_dir,
+        "--name",
+        "localhost",
+        "--ip",
+        "127.0.0.1",
+    ]);
+    assert!(out.status.success(), "{}", text_of(&out));
+}
+
+fn keystore(redis_port: u16, rotation_s: u64) -> String {
+    format!(
+        "[keystore]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:{redis_port}?key=fleet\"\n\
+         rotation-interval = {rotation_s}\nold-keys = 1\npoll-interval = 0.2\n"
+    )
+}
+
+/// An NTP-only member of the fleet (NTS-protected NTP from the shared keys).
+fn ntp_server(dir: &TempDir, name: &str, redis_port: u16, rotation_s: u64) -> Serve {
+    let body = format!(
+        "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n{}",
+        keystore(redis_port, rotation_s)
+    );
+    Serve::start_named(dir, name, &body)
+}
+
+/// An NTS-KE member that sends its clients to the NTP server on `ntp_port`.
+fn ke_server(dir: &TempDir, name: &str, redis_port: u16, rotation_s: u64, ntp_port: u16) -> Serve {
+    let body = format!(
+        "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n\
+         [nts-ke]\nlisten = [\"127.0.0.1:0\"]\ncertificate-chain = \"nts-chain.pem\"\n\
+         private-key = \"nts-key.pem\"\nntp-server = \"127.0.0.1\"\nntp-port = {ntp_port}\nworkers = 1\n{}",
+        keystore(redis_port, rotation_s)
+    );
+    let serve = Serve::start_named(dir, name, &body);
+    assert!(serve.nts_ke.is_some(), "{}", serve.log_text());
+    serve
+}
+
+/// `authtime query --nts` through `ke`; returns the JSON report.
+fn query(dir: &TempDir, ke: &Serve, extra: &[&str]) -> serde_json::Value {
+    let target = format!("localhost:{}", ke.nts_ke.expect("ke").port());
+    let ca = dir.path("nts-ca.pem").display().to_string();
+    let mut args = vec![
+        "query",
+        "--nts",
+        &target,
+        "--ca",
+        &ca,
+        "--json",
+        "--timeout",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    let out = authtime(&args);
+    assert!(
+        out.status.success(),
+        "{}\nke log:\n{}",
+        text_of(&out),
+        ke.log_text()
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+#[test]
+fn cookies_from_one_server_are_accepted_by_another_even_without_redis() {
+    let dir = TempDir::new("nts-fleet");
+    certificates(&dir);
+    let redis_port = free_tcp_port();
+    let redis_server = redis(redis_port);
+    let ntp = ntp_server(&dir, "ntp", redis_port, 86_400);
+    let ke = ke_server(&dir, "ke", redis_port, 86_400, ntp.addr.port());
+
+    let json = query(&dir, &ke, &["--count", "2", "--interval", "0"]);
+    assert_eq!(
+        json["address"],
+        ntp.addr.to_string(),
+        "the NTP server of the fleet answered"
+    );
+    assert_eq!(ntp.metric("authtime_nts_answered_total"), 2);
+    assert_eq!(ke.metric("authtime_nts_answered_total"), 0);
+    // One of them created the ring; the other loaded it.
+    let published = ke.metric("authtime_nts_key_rotations_total")
+        + ntp.metric("authtime_nts_key_rotations_total");
+    assert_eq!(published, 1);
+
+    // Redis goes away: both keep serving with the keys they hold.
+    drop(redis_server);
+    for serve in [&ntp, &ke] {
+        assert_eq!(
+            serve.wait_metric("authtime_nts_keystore_down", 1),
+            1,
+            "{}",
+            serve.log_text()
+        );
+    }
+    let json = query(&dir, &ke, &[]);
+    assert_eq!(json["replies"][0]["auth"], "nts");
+    assert!(
+        ke.log_text().contains("NTS key store unavailable"),
+        "{}",
+        ke.log_text()
+    );
+
+    // Redis returns empty: the ring in force is written back, nothing changes for clients.
+    let _redis = redis(redis_port);
+    for serve in [&ntp, &ke] {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while serve.metric("authtime_nts_keystore_down") != 0 {
+            assert!(Instant::now() < deadline, "{}", serve.log_text());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    query(&dir, &ke, &[]);
+    assert_eq!(
+        ntp.metric("authtime_nts_naks_total{reason=\"nak_unknown_key\"}"),
+        0
+    );
+}
+
+#[test]
+fn a_rotation_by_either_server_is_accepted_by_both() {
+    let dir = TempDir::new("nts-fleet-rotation");
+    certificates(&dir);
+    let redis_port = free_tcp_port();
+    let _redis = redis(redis_port);
+    // Two-second periods, one old key kept: three rotations in this test.
+    let ntp = ntp_server(&dir, "ntp", redis_port, 2);
+    let ke = ke_server(&dir, "ke", redis_port, 2, ntp.addr.port());
+    let store = dir.path("cookies").display().to_string();
+    query(&dir, &ke, &["--cookie-store", &store]);
+    let changes_before = ntp.metric("authtime_nts_key_ring_changes_total");
+    std::thread::sleep(Duration::from_millis(4500));
+    // New keys on both: a fresh NTS-KE on one, NTP on the other.
+    let json = query(&dir, &ke, &[]);
+    assert_eq!(json["replies"][0]["auth"], "nts");
+    assert!(ntp.metric("authtime_nts_key_ring_changes_total") >= changes_before + 2);
+    let published = ke.metric("authtime_nts_key_rotations_total")
+        + ntp.metric("authtime_nts_key_rotations_total");
+    assert!(
+        published >= 3,
+        "the ring was created and rotated at least twice: {published}"
+    );
+    // The stored cookies are now older than the keys kept: NTS NAK, then a
+    // fresh NTS-KE, and the query still succeeds.
+    let json = query(&dir, &ke, &["--cookie-store", &store]);
+    assert_eq!(json["nts"]["session_from_cookie_store"], true);
+    assert_eq!(json["nts"]["ke_exchanges"], 1, "{json}");
+    assert_eq!(
+        ntp.metric("authtime_nts_naks_total{reason=\"nak_unknown_key\"}"),
+        1
+    );
+}
+
+#[test]
+fn a_restarted_server_with_new_keys_naks_old_cookies_and_the_client_recovers() {
+    let dir = TempDir::new("nts-nak");
+    certificates(&dir);
+    let (ntp_port, ke_port) = (free_udp_port(), free_tcp_port());
+    let body = |keys: &str| {
+        format!(
+            "[ntp]\nlisten = [\"127.0.0.1:{ntp_port}\"]\nworkers = 1\n\
+             [nts-ke]\nlisten = [\"127.0.0.1:{ke_port}\"]\ncertificate-chain = \"nts-chain.pem\"\n\
+             private-key = \"nts-key.pem\"\nworkers = 1\n[keystore]\npath = \"{keys}\"\n"
+        )
+    };
+    let store = dir.path("cookies").display().to_string();
+    {
+        let first = Serve::start_named(&dir, "first", &body("keys-1"));
+        let json = query(&dir, &first, &["--cookie-store", &store]);
+        assert_eq!(json["nts"]["ke_exchanges"], 1);
+        // The same server after a restart keeps its keys (the file store).
+        drop(first);
+        let again = Serve::start_named(&dir, "again", &body("keys-1"));
+        let json = query(&dir, &again, &["--cookie-store", &store]);
+        assert_eq!(
+            json["nts"]["ke_exchanges"], 0,
+            "stored cookies still valid: {json}"
+        );
+    }
+    let other = Serve::start_named(&dir, "other", &body("keys-2"));
+    let json = query(&dir, &other, &["--cookie-store", &store]);
+    assert_eq!(json["nts"]["session_from_cookie_store"], true);
+    assert_eq!(
+        json["nts"]["ke_exchanges"], 1,
+        "NAK then a fresh NTS-KE: {json}"
+    );
+    // Key ids are period numbers, so the new ring has a key of the same id
+    // whose bytes differ: the cookie does not decrypt.
+    assert_eq!(
+        other.metric("authtime_nts_naks_total{reason=\"nak_bad_cookie\"}"),
+        1
+    );
+}
