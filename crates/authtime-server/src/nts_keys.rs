@@ -172,6 +172,7 @@ impl RingKeeper {
             return;
         }
         let expected = loaded.flatten();
+        let created = current.keys().is_empty();
         match self.store.compare_and_swap(expected.as_deref(), &blob) {
             Ok(true) => {
                 self.metrics
@@ -182,7 +183,12 @@ impl RingKeeper {
                     keys = ring.keys().len(),
                     generation = ring.generation(),
                     store = %self.store.describe(),
-                    "NTS master keys rotated"
+                    "{}",
+                    if created {
+                        "NTS master keys created"
+                    } else {
+                        "NTS master keys rotated"
+                    }
                 );
                 self.set(ring);
             }

@@ -102,10 +102,15 @@ pub(crate) fn answer(
     let reply_header = ntp.time_reply_header(&header, recv_ts, tx_ts);
     let ring = nts.keeper.current();
     let mut rng = |buf: &mut [u8]| random.fill(buf);
-    match nts
+    let started = std::time::Instant::now();
+    let result = nts
         .server
-        .respond(request, &reply_header, &ring, now_unix_secs, &mut rng, out)
-    {
+        .respond(request, &reply_header, &ring, now_unix_secs, &mut rng, out);
+    let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    if matches!(result, Ok(NtsAction::Reply { .. })) {
+        counters.nts_time.record(took, 1);
+    }
+    match result {
         Ok(NtsAction::Reply { len, cookies }) => {
             counters.nts_answered += 1;
             counters.nts_cookies_issued += cookies as u64;

@@ -170,9 +170,17 @@ fn answer(
             );
         }
     }
+    let started = Instant::now();
     shared
         .server
         .handle_batch(&mut items[..front], clock::now(), keys, &mut stats);
+    if front > 0 {
+        let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        stats
+            .counters
+            .ntp_time
+            .record(took / front as u64, front as u64);
+    }
 
     let replies = (0..front).chain(back..BATCH).filter_map(|slot| {
         let item = &items[slot];

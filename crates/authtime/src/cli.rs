@@ -74,6 +74,9 @@ pub enum Command {
     /// Network Time Security (RFC 8915) tools.
     #[command(subcommand)]
     Nts(NtsCommand),
+    /// TESLA (RFC 4082) broadcast authentication: key pairs, multicast sender and receiver.
+    #[command(subcommand)]
+    Tesla(crate::cli_tesla::TeslaCommand),
 }
 
 /// `authtime nts ...`.

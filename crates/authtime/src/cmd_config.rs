@@ -58,7 +58,11 @@ pub fn read_settings(path: &Path) -> anyhow::Result<Result<Settings, ConfigProbl
 /// An unreadable or invalid file.
 pub fn check(args: &ConfigCheckArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outcome> {
     let mut lines = match read_settings(&args.file)? {
-        Ok(settings) => check_key_file(&args.file, &settings, streams)?,
+        Ok(settings) => {
+            let mut lines = check_key_file(&args.file, &settings, streams)?;
+            lines.extend(check_nts_certificate(&args.file, &settings));
+            lines
+        }
         Err(problems) => problems.lines,
     };
     if lines.is_empty() {
@@ -75,6 +79,29 @@ pub fn check(args: &ConfigCheckArgs, streams: &mut Streams<'_>) -> anyhow::Resul
         args.file.display(),
         if count == 1 { "" } else { "s" }
     ))
+}
+
+/// Loads the NTS-KE certificate chain and private key the settings name, as
+/// the server would; a failure becomes a problem.
+fn check_nts_certificate(config: &Path, settings: &Settings) -> Vec<String> {
+    let Some(ke) = settings.nts.as_ref().and_then(|n| n.ke.as_ref()) else {
+        return Vec::new();
+    };
+    match authtime_ntske::tls_config::server_config_from_files(
+        &ke.certificate_chain,
+        &ke.private_key,
+    ) {
+        Ok(_) => Vec::new(),
+        Err(e) => {
+            let text = std::fs::read_to_string(config).unwrap_or_default();
+            let mut line = format!("{}:", config.display());
+            if let Some(l) = locate(&text, "nts-ke.certificate-chain") {
+                let _ = write!(line, "{}:{}:", l.line, l.column);
+            }
+            let _ = write!(line, " nts-ke.certificate-chain: {e}");
+            vec![line]
+        }
+    }
 }
 
 /// Loads the key file the settings name; its error becomes a problem, its

@@ -16,6 +16,7 @@
 use std::io::{Read, Write};
 
 pub mod cli;
+pub mod cli_tesla;
 pub mod cmd_bench;
 pub mod cmd_config;
 pub mod cmd_hash;
@@ -28,12 +29,18 @@ pub mod cmd_nts_cert;
 pub mod cmd_query;
 pub mod cmd_query_nts;
 pub mod cmd_serve;
+pub mod cmd_tesla_keygen;
+pub mod cmd_tesla_net;
+pub mod cmd_tesla_recv;
+pub mod cmd_tesla_send;
+pub mod cmd_tesla_stream;
 pub mod error_line;
 pub mod hex_input;
 pub mod mac_name;
 pub mod message_input;
 pub mod nts_cookie_store;
 pub mod secret_arg;
+pub mod tesla_signatures;
 
 /// The exit codes of `authtime`, the same for every command.
 pub mod exit_code {
@@ -105,5 +112,14 @@ pub fn run(cli: &cli::Cli, streams: &mut Streams<'_>) -> anyhow::Result<Outcome>
         cli::Command::Keygen(args) => cmd_keygen::keygen(args, streams),
         cli::Command::Load(cli::LoadCommand::Ntp(args)) => cmd_load::load_ntp(args, streams),
         cli::Command::Nts(cli::NtsCommand::Cert(args)) => cmd_nts_cert::cert(args, streams),
+        cli::Command::Tesla(cli_tesla::TeslaCommand::Keygen(args)) => {
+            cmd_tesla_keygen::keygen(args, streams)
+        }
+        cli::Command::Tesla(cli_tesla::TeslaCommand::Send(args)) => {
+            cmd_tesla_send::send(args, streams)
+        }
+        cli::Command::Tesla(cli_tesla::TeslaCommand::Recv(args)) => {
+            cmd_tesla_recv::recv(args, streams)
+        }
     }
 }

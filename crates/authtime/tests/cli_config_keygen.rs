@@ -34,6 +34,14 @@ fn every_example_file_is_valid() {
                     "{shown} must say its keys are examples"
                 );
             }
+            Some("pem") => {
+                let text = std::fs::read_to_string(&path).expect("read");
+                assert!(
+                    text.starts_with("EXAMPLE ONLY"),
+                    "{shown} must say it is an example"
+                );
+                assert!(text.contains("-----BEGIN "), "{shown} is PEM");
+            }
             _ => panic!("{shown}: no check for this kind of example; add one here"),
         }
         checked += 1;

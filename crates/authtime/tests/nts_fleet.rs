@@ -69,6 +69,67 @@ fn keystore(redis_port: u16, rotation_s: u64) -> String {
     )
 }
 
+/// memcached on loopback (killed on drop).
+fn memcached(port: u16) -> ChildGuard {
+    let mut command = Command::new("memcached");
+    command.args([
+        "-l",
+        "127.0.0.1",
+        "-p",
+        &port.to_string(),
+        "-U",
+        "0",
+        "-m",
+        "16",
+    ]);
+    if ntp_support::is_root() {
+        command.args(["-u", "root"]);
+    }
+    let child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start memcached ({e}); ./test.sh installs it"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "memcached did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    ChildGuard {
+        child,
+        name: "memcached".into(),
+    }
+}
+
+#[test]
+fn a_fleet_can_share_its_keys_through_memcached_too() {
+    let dir = TempDir::new("nts-fleet-memcached");
+    certificates(&dir);
+    let port = free_tcp_port();
+    let _memcached = memcached(port);
+    let store = format!(
+        "[keystore]\nkind = \"memcached\"\nurl = \"memcached://127.0.0.1:{port}/fleet\"\npoll-interval = 0.2\n"
+    );
+    let ntp = Serve::start_named(
+        &dir,
+        "ntp",
+        &format!("[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n{store}"),
+    );
+    let ke = Serve::start_named(
+        &dir,
+        "ke",
+        &format!(
+            "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n[nts-ke]\nlisten = [\"127.0.0.1:0\"]\n\
+             certificate-chain = \"nts-chain.pem\"\nprivate-key = \"nts-key.pem\"\n\
+             ntp-server = \"127.0.0.1\"\nntp-port = {}\nworkers = 1\n{store}",
+            ntp.addr.port()
+        ),
+    );
+    let json = query(&dir, &ke, &["--count", "2", "--interval", "0"]);
+    assert_eq!(json["address"], ntp.addr.to_string());
+    assert_eq!(ntp.metric("authtime_nts_answered_total"), 2);
+}
+
 /// An NTP-only member of the fleet (NTS-protected NTP from the shared keys).
 fn ntp_server(dir: &TempDir, name: &str, redis_port: u16, rotation_s: u64) -> Serve {
     let body = format!(
