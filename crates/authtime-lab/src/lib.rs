@@ -12,6 +12,8 @@ use std::{path::PathBuf, time::Instant};
 
 pub mod cpu_time;
 pub mod load_ntp;
+pub mod load_nts;
+pub mod load_nts_stats;
 pub mod machine;
 pub mod openssl_evp;
 pub mod openssl_speed;
@@ -20,9 +22,14 @@ pub mod rate;
 pub mod report;
 pub mod section_mac;
 pub mod section_ntp;
+pub mod section_nts;
+pub mod section_nts_report;
+pub mod section_nts_server;
 pub mod section_partial;
 pub mod section_rfc1810;
 pub mod section_stack;
+pub mod section_tesla;
+mod section_tesla_measure;
 pub mod stats;
 
 /// The sections of the lab.
@@ -38,16 +45,22 @@ pub enum SectionId {
     Stack,
     /// Issue 4: NTP request rate, authtime vs chronyd.
     Ntp,
+    /// Seed 002 and issue 6: NTS performance and scalability, authtime vs chronyd.
+    Nts,
+    /// Seed 003 and issue 8: TESLA in DTLS, bootstrap signatures, receiver speed.
+    Tesla,
 }
 
 impl SectionId {
     /// All sections, in report order.
-    pub const ALL: [SectionId; 5] = [
+    pub const ALL: [SectionId; 7] = [
         Self::Mac,
         Self::Rfc1810,
         Self::Partial,
         Self::Stack,
         Self::Ntp,
+        Self::Nts,
+        Self::Tesla,
     ];
 
     /// The name `--only` takes.
@@ -59,6 +72,8 @@ impl SectionId {
             Self::Partial => "partial",
             Self::Stack => "stack",
             Self::Ntp => "ntp",
+            Self::Tesla => "tesla",
+            Self::Nts => "nts",
         }
     }
 
@@ -72,7 +87,7 @@ impl SectionId {
             .find(|s| s.name() == name)
             .ok_or_else(|| {
                 format!(
-                    "unknown lab section `{name}` (sections: mac, rfc1810, partial, stack, ntp)"
+                    "unknown lab section `{name}` (sections: mac, rfc1810, partial, stack, ntp, nts)"
                 )
             })
     }
@@ -164,6 +179,8 @@ pub fn run(opts: &LabOptions, progress: &mut Progress<'_>) -> Result<Vec<report:
             SectionId::Partial => section_partial::run(opts.quick, machine.ghz, progress)?,
             SectionId::Stack => section_stack::run(opts.quick, machine.ghz, progress)?,
             SectionId::Ntp => section_ntp::run(opts.quick, progress)?,
+            SectionId::Tesla => section_tesla::run(opts.quick, progress)?,
+            SectionId::Nts => section_nts::run(opts.quick, progress)?,
         };
         sections.push(section);
     }

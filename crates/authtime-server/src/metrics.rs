@@ -477,7 +477,6 @@ impl Metrics {
             "NTS requests answered with nothing, by reason.",
             &nts_drops,
         );
-        drop(family);
         t.ntp_time.render(
             &mut out,
             "authtime_ntp_response_seconds",

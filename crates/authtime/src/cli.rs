@@ -46,7 +46,9 @@ pub enum Command {
     #[command(
         after_help = "Sections: mac (seed 000: MACs on NTP packets vs OpenSSL), rfc1810 (seed 001: \
                       MD5 and K-way MD5 in and out of cache), partial (seed 004: partial MACs, cost \
-                      and detection), stack (seed 004: kernel path vs MAC cost). The report is \
+                      and detection), stack (seed 004: kernel path vs MAC cost), ntp (issue 4: \
+                      NTP request rate vs chronyd), nts (seed 002, issue 6: NTS-KE and NTS-NTP \
+                      unloaded and under load vs chronyd). The report is \
                       DIR/index.md with PNG and SVG plots, one JSON file per section and one CSV \
                       file per table. Progress goes to standard error.\n\n\
                       Examples:\n  authtime lab --quick --out lab-out\n  \
@@ -277,6 +279,93 @@ pub enum LoadCommand {
                       --key-file ntp.keys --key-id 1 --json"
     )]
     Ntp(LoadNtpArgs),
+    /// Run whole NTS-KE sessions at a fixed rate (open loop) and measure them.
+    #[command(
+        name = "nts-ke",
+        after_help = "Each scheduled request is one NTS-KE session (TCP, a full TLS 1.3 handshake \
+                      unless --tls-resumption, records, key export), started on schedule whether \
+                      or not earlier ones finished, at most --connections-max open at once (more \
+                      count as generator-cap errors). Reports d_CKE percentiles (p50, p95, p99, \
+                      max), errors by class (timeout, refused, reset, tls, ke-refused, ...) and \
+                      whether the generator fell behind its schedule. --ramp runs one step per \
+                      rate (--step-seconds each); `--ramp paper` is the NTS paper's 100 to 8000 \
+                      in steps of 100.\n\n\
+                      Examples:\n  authtime load nts-ke --target localhost:14460 --ca nts-ca.pem --rate 500 --duration 5\n  \
+                      authtime load nts-ke --target localhost:14460 --ca nts-ca.pem --ramp 500:3000:500 --step-seconds 3 --json ke.json"
+    )]
+    NtsKe(LoadNtsKeArgs),
+    /// Run NTS-protected NTP exchanges at a fixed rate (open loop), with NTS-KE in a fixed ratio.
+    #[command(
+        after_help = "--rate counts NTS-NTP exchanges per second; every --ntp-per-ke-th exchange \
+                      also starts an NTS-KE session (the NTS paper used 3), whose cookies feed \
+                      the exchanges (0: no key exchanges during the run, the cookies of 8 made \
+                      beforehand and those of each reply are used). The NTP server is the one \
+                      NTS-KE names. Reports d_CNTS and d_CKE percentiles and errors by class \
+                      (timeout, nak, bad-auth, ...).\n\n\
+                      Examples:\n  authtime load nts --target localhost:14460 --ca nts-ca.pem --rate 3000 --duration 5\n  \
+                      authtime load nts --target localhost:14460 --ca nts-ca.pem --ntp-per-ke 0 --ramp 5000:50000:5000 --step-seconds 2"
+    )]
+    Nts(LoadNtsArgs),
+}
+
+/// What `authtime load nts-ke` and `authtime load nts` share.
+#[derive(Debug, Args)]
+pub struct LoadNtsCommonArgs {
+    /// NTS-KE server, `HOST:PORT` (the host is also the TLS name checked).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub target: String,
+    /// Requests per second (one step; or use --ramp).
+    #[arg(long, value_name = "N", required_unless_present = "ramp")]
+    pub rate: Option<f64>,
+    /// Seconds to send for (one step).
+    #[arg(long, value_name = "S", default_value_t = 5.0)]
+    pub duration: f64,
+    /// PEM file of the certificates to trust (a CA); default: the webpki roots.
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<PathBuf>,
+    /// A ramp of rates, `FROM:TO:STEP` or `paper` (100:8000:100).
+    #[arg(long, value_name = "FROM:TO:STEP", conflicts_with = "rate")]
+    pub ramp: Option<String>,
+    /// Seconds per ramp step (default: --duration).
+    #[arg(long, value_name = "S")]
+    pub step_seconds: Option<f64>,
+    /// Most NTS-KE sessions open at once.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub connections_max: usize,
+    /// Seconds one request may take.
+    #[arg(long, value_name = "S", default_value_t = 2.0)]
+    pub timeout: f64,
+    /// Threads of the generator's async runtime.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub threads: usize,
+    /// UDP sockets for NTP exchanges.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub sockets: usize,
+    /// Offer TLS 1.3 session resumption (default: a full handshake every time).
+    #[arg(long)]
+    pub tls_resumption: bool,
+    /// Also write the full report as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// Arguments of `authtime load nts-ke`.
+#[derive(Debug, Args)]
+pub struct LoadNtsKeArgs {
+    /// Target, rate and report.
+    #[command(flatten)]
+    pub common: LoadNtsCommonArgs,
+}
+
+/// Arguments of `authtime load nts`.
+#[derive(Debug, Args)]
+pub struct LoadNtsArgs {
+    /// Target, rate and report.
+    #[command(flatten)]
+    pub common: LoadNtsCommonArgs,
+    /// NTS-NTP exchanges per NTS-KE session (0: none during the run).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub ntp_per_ke: u32,
 }
 
 /// Arguments of `authtime load ntp`.
@@ -311,7 +400,7 @@ pub struct LabArgs {
     /// Short runs: the whole lab in under two minutes (figures indicative).
     #[arg(long)]
     pub quick: bool,
-    /// Run only this section: mac, rfc1810, partial, stack or ntp.
+    /// Run only this section: mac, rfc1810, partial, stack, ntp or nts.
     #[arg(long, value_name = "SECTION")]
     pub only: Option<String>,
     /// Directory for the report (created if missing).

@@ -169,7 +169,7 @@ pub struct TeslaRecvArgs {
     /// Bytes of packets held while their keys are pending.
     #[arg(long, value_name = "BYTES", default_value_t = 4 << 20)]
     pub max_buffer: usize,
-    /// Seconds to wait for the bootstrap and the first packet.
+    /// Seconds to wait for the bootstrap (sync requests are repeated after 1, 2, 4... s).
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     pub timeout: f64,
     /// Stop (exit 3) after this many seconds without a packet before the end of the stream.

@@ -90,3 +90,138 @@ fn print_text(r: &LoadReport, streams: &mut Streams<'_>) -> anyhow::Result<()> {
     )?;
     Ok(())
 }
+
+/// `authtime load nts-ke`: whole NTS-KE sessions on an open-loop schedule.
+///
+/// # Errors
+/// Bad arguments, unreadable trust anchors, a file that cannot be written.
+pub fn load_nts_ke(
+    args: &crate::cli::LoadNtsKeArgs,
+    streams: &mut Streams<'_>,
+) -> anyhow::Result<Outcome> {
+    run_nts(&args.common, authtime_lab::load_nts::Mode::Ke, streams)
+}
+
+/// `authtime load nts`: NTS-NTP exchanges with NTS-KE in a fixed ratio.
+///
+/// # Errors
+/// Bad arguments, no NTS-KE session to start from, a file that cannot be written.
+pub fn load_nts(
+    args: &crate::cli::LoadNtsArgs,
+    streams: &mut Streams<'_>,
+) -> anyhow::Result<Outcome> {
+    let mode = authtime_lab::load_nts::Mode::Nts {
+        ntp_per_ke: args.ntp_per_ke,
+    };
+    run_nts(&args.common, mode, streams)
+}
+
+fn positive_seconds(name: &str, value: f64, max: f64) -> anyhow::Result<Duration> {
+    if !(value > 0.0 && value <= max) {
+        return Err(anyhow!(
+            "{name} {value}: must be above 0 and at most {max} s"
+        ));
+    }
+    Ok(Duration::from_secs_f64(value))
+}
+
+fn run_nts(
+    args: &crate::cli::LoadNtsCommonArgs,
+    mode: authtime_lab::load_nts::Mode,
+    streams: &mut Streams<'_>,
+) -> anyhow::Result<Outcome> {
+    use authtime_lab::load_nts::{self as nts, MAX_STEP, NtsLoadOptions};
+    let (host, port) = args
+        .target
+        .rsplit_once(':')
+        .and_then(|(h, p)| Some((h.trim_matches(['[', ']']), p.parse::<u16>().ok()?)))
+        .ok_or_else(|| anyhow!("--target {}: expected HOST:PORT", args.target))?;
+    if let Some(ca) = &args.ca
+        && !ca.is_file()
+    {
+        return Err(anyhow!("--ca {}: no such file", ca.display()));
+    }
+    let duration = positive_seconds("--duration", args.duration, MAX_STEP.as_secs_f64())?;
+    let step = match args.step_seconds {
+        Some(s) => positive_seconds("--step-seconds", s, MAX_STEP.as_secs_f64())?,
+        None => duration,
+    };
+    let timeout = positive_seconds("--timeout", args.timeout, 30.0)?;
+    let (rates, step) = match (&args.ramp, args.rate) {
+        (Some(ramp), _) => (nts::parse_ramp(ramp).map_err(|e| anyhow!(e))?, step),
+        (None, Some(rate)) => (vec![rate], duration),
+        (None, None) => return Err(anyhow!("give --rate or --ramp")),
+    };
+    let opts = NtsLoadOptions {
+        ke_host: host.to_owned(),
+        ke_port: port,
+        ca: args.ca.clone(),
+        ntp_target: None,
+        mode,
+        rate: rates[0],
+        duration: step,
+        timeout,
+        connections_max: args.connections_max,
+        sockets: args.sockets,
+        threads: args.threads,
+        tls_resumption: args.tls_resumption,
+    };
+    let mut lines = Vec::new();
+    let steps =
+        nts::run_ramp(opts, &rates, step, |s| lines.push(step_line(s))).map_err(|e| anyhow!(e))?;
+    for line in &lines {
+        writeln!(streams.stdout, "{line}")?;
+    }
+    if let Some(path) = &args.json {
+        let json = serde_json::json!({
+            "target": args.target,
+            "mode": mode,
+            "tls_resumption": args.tls_resumption,
+            "steps": steps,
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&json)?)
+            .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(Outcome::Success)
+}
+
+fn step_line(s: &authtime_lab::load_nts_stats::StepReport) -> String {
+    let p = |x: &authtime_lab::load_nts_stats::Percentiles| {
+        format!(
+            "p50 {:.0} p95 {:.0} p99 {:.0} max {:.0} us",
+            x.p50_us, x.p95_us, x.p99_us, x.max_us
+        )
+    };
+    let mut line = format!(
+        "rate {:.0}/s for {} s: {} scheduled; KE ok {} errors {} ({:.2}%)",
+        s.rate,
+        s.duration_s,
+        s.scheduled,
+        s.ke_ok,
+        s.ke_errors.total(),
+        100.0 * s.ke_error_share
+    );
+    if s.d_cke.count > 0 {
+        line.push_str(&format!(" d_CKE {}", p(&s.d_cke)));
+    }
+    if !matches!(s.mode, authtime_lab::load_nts::Mode::Ke) {
+        line.push_str(&format!(
+            "; NTS ok {} errors {} ({:.2}%) d_CNTS {}",
+            s.ntp_ok,
+            s.ntp_errors.total(),
+            100.0 * s.ntp_error_share,
+            p(&s.d_ntp)
+        ));
+    }
+    line.push_str(&format!(
+        "; generator CPU {:.0}%, worst start lag {:.1} ms{}",
+        100.0 * s.generator_cpu,
+        s.max_lag_ms,
+        if s.fell_behind {
+            ": FELL BEHIND (the generator limited this step)"
+        } else {
+            ""
+        }
+    ));
+    line
+}

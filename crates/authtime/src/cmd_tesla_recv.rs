@@ -35,10 +35,12 @@ use crate::cmd_tesla_stream::{Frame, decode};
 use crate::tesla_signatures::TeslaVerifier;
 use crate::{Outcome, Streams};
 
-/// Sync requests are repeated this often until a response completes.
-const SYNC_RETRY: Duration = Duration::from_secs(1);
+/// The first sync request is repeated after this long without a response,
+/// and each later one after twice as long as the one before: every request
+/// costs the sender a signature (and an LMS key one of its 1024 leaves).
+const FIRST_SYNC_RETRY: Duration = Duration::from_secs(1);
 /// Outstanding requests whose responses are still accepted.
-const MAX_OUTSTANDING: usize = 4;
+const MAX_OUTSTANDING: usize = 8;
 /// Largest datagram read.
 const MAX_DATAGRAM: usize = 65_536;
 /// How long one wait on the group socket lasts.
@@ -129,13 +131,14 @@ pub fn recv(args: &TeslaRecvArgs, streams: &mut Streams<'_>) -> anyhow::Result<O
     let public = VerifyingKey::load_key_file(&args.pubkey).map_err(|e| anyhow!("--pubkey: {e}"))?;
     let verifier = TeslaVerifier(public);
     let Streams { stdout, stderr, .. } = streams;
+    let stderr: &mut dyn Write = &mut **stderr;
     let mut file;
     let out: &mut dyn Write = match &args.out {
         Some(path) => {
             file = BufWriter::new(File::create(path).with_context(|| path.display().to_string())?);
             &mut file
         }
-        None => *stdout,
+        None => &mut **stdout,
     };
 
     let group_socket = multicast_member(group, iface)?;
@@ -210,10 +213,14 @@ pub fn recv(args: &TeslaRecvArgs, streams: &mut Streams<'_>) -> anyhow::Result<O
         receiver: boot.receiver,
         writer: StreamWriter::default(),
         early_overflow: boot.early_overflow,
+        early_unsafe: 0,
     };
     for (datagram, arrived) in &boot.early {
         run.handle(datagram, *arrived, out)?;
     }
+    // Packets sent before the receiver could judge them (key disclosures of
+    // intervals already over, mostly) are not the stream's fault.
+    run.early_unsafe = run.receiver.stats().unsafe_dropped;
     let idle = run.receive(&group_socket, out, stderr, idle_exit, status_every)?;
     let stats = run.receiver.stats();
     let summary = run.json(&stats, bootstrap_json);
@@ -253,12 +260,16 @@ fn bootstrap(
     let deadline = Instant::now() + timeout;
     let mut clients: Vec<SyncClient> = Vec::new();
     let mut last_request: Option<Instant> = None;
+    let mut retry = FIRST_SYNC_RETRY;
     let mut last_problem = String::from("no answer");
     let mut early = Vec::new();
     let (mut early_bytes, mut early_overflow) = (0usize, 0u64);
     let mut buf = vec![0u8; MAX_DATAGRAM];
     while Instant::now() < deadline {
-        if last_request.is_none_or(|t| t.elapsed() >= SYNC_RETRY) {
+        if last_request.is_none_or(|t| t.elapsed() >= retry) {
+            if last_request.is_some() {
+                retry = retry.saturating_mul(2);
+            }
             last_request = Some(Instant::now());
             let mut nonce = [0u8; 32];
             getrandom::fill(&mut nonce).map_err(|e| anyhow!("no random bytes: {e}"))?;
@@ -314,16 +325,14 @@ fn bootstrap(
                 }
             }
         }
-        match group_socket.recv(&mut buf) {
-            Ok(n) => {
-                if early_bytes + n <= max_early_bytes {
-                    early_bytes += n;
-                    early.push((buf[..n].to_vec(), wall_clock()));
-                } else {
-                    early_overflow += 1;
-                }
+        // A timeout just means polling again.
+        if let Ok(n) = group_socket.recv(&mut buf) {
+            if early_bytes + n <= max_early_bytes {
+                early_bytes += n;
+                early.push((buf[..n].to_vec(), wall_clock()));
+            } else {
+                early_overflow += 1;
             }
-            Err(_) => {} // timeout: poll again
         }
     }
     Ok(Err(BootstrapFailure::NoAnswer(format!(
@@ -337,6 +346,8 @@ struct Run {
     receiver: Receiver,
     writer: StreamWriter,
     early_overflow: u64,
+    /// Packets received before the bootstrap and found unsafe after it.
+    early_unsafe: u64,
 }
 
 impl Run {
@@ -383,7 +394,7 @@ impl Run {
     }
 
     /// Packets rejected as forged or broken, and packets too late to be safe.
-    fn failures(stats: &Stats) -> (u64, u64) {
+    fn failures(&self, stats: &Stats) -> (u64, u64) {
         let failed = stats.malformed
             + stats.bad_mac
             + stats.bad_keys
@@ -393,11 +404,14 @@ impl Run {
             + stats.future_keys
             + stats.clock_violations
             + stats.refused;
-        (failed, stats.unsafe_dropped)
+        (
+            failed,
+            stats.unsafe_dropped.saturating_sub(self.early_unsafe),
+        )
     }
 
     fn status_line(&self, s: &Stats) -> String {
-        let (failed, _) = Self::failures(s);
+        let (failed, _) = self.failures(s);
         format!(
             "authenticated {} packets, {} bytes written, waiting {}, missing {}, dropped: \
              unsafe {}, bad MAC {}, malformed {}, other failures {}, replays {}, buffer full {}{}",
@@ -405,7 +419,7 @@ impl Run {
             self.writer.written_bytes,
             s.buffered_packets,
             self.writer.missing,
-            s.unsafe_dropped,
+            self.failures(s).1,
             s.bad_mac,
             s.malformed,
             failed - s.bad_mac - s.malformed,
@@ -420,7 +434,7 @@ impl Run {
     }
 
     fn json(&self, s: &Stats, bootstrap: Value) -> Value {
-        let (failed, unsafe_dropped) = Self::failures(s);
+        let (failed, unsafe_dropped) = self.failures(s);
         json!({
             "bootstrap": bootstrap,
             "end_of_stream": self.writer.ended,
@@ -451,6 +465,7 @@ impl Run {
                 "expired": s.expired,
                 "unexpected_kind": s.unexpected_kind,
                 "before_bootstrap_overflow": self.early_overflow,
+                "before_bootstrap_unsafe": self.early_unsafe,
                 "late": self.writer.late,
                 "unframed": self.writer.unframed,
             },
@@ -458,7 +473,7 @@ impl Run {
     }
 
     fn verdict(&self, s: &Stats, idle: bool, idle_exit: Duration) -> Outcome {
-        let (failed, unsafe_dropped) = Self::failures(s);
+        let (failed, unsafe_dropped) = self.failures(s);
         if self.receiver.is_refused() {
             return Outcome::Rejected(
                 "an authentic key arrived before the clock bound allows: the bound is wrong, \

@@ -339,8 +339,14 @@ impl Session {
                 self.stats.stream_bytes += chunk.len() as u64;
                 // Pace from the schedule, but do not make up for more than a
                 // second of idle input in one burst.
-                next_data_at = (next_data_at + pace).max(Instant::now() - Duration::from_secs(1));
-                if args.drop_every.is_some_and(|n| seq % u64::from(n) == 0) {
+                let floor = Instant::now()
+                    .checked_sub(Duration::from_secs(1))
+                    .unwrap_or_else(Instant::now);
+                next_data_at = (next_data_at + pace).max(floor);
+                if args
+                    .drop_every
+                    .is_some_and(|n| seq.is_multiple_of(u64::from(n)))
+                {
                     self.stats.dropped_on_purpose += 1;
                     continue;
                 }

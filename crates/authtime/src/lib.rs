@@ -111,6 +111,8 @@ pub fn run(cli: &cli::Cli, streams: &mut Streams<'_>) -> anyhow::Result<Outcome>
         cli::Command::Query(args) => cmd_query::query(args, streams),
         cli::Command::Keygen(args) => cmd_keygen::keygen(args, streams),
         cli::Command::Load(cli::LoadCommand::Ntp(args)) => cmd_load::load_ntp(args, streams),
+        cli::Command::Load(cli::LoadCommand::NtsKe(args)) => cmd_load::load_nts_ke(args, streams),
+        cli::Command::Load(cli::LoadCommand::Nts(args)) => cmd_load::load_nts(args, streams),
         cli::Command::Nts(cli::NtsCommand::Cert(args)) => cmd_nts_cert::cert(args, streams),
         cli::Command::Tesla(cli_tesla::TeslaCommand::Keygen(args)) => {
             cmd_tesla_keygen::keygen(args, streams)
