@@ -320,6 +320,27 @@ impl Sender {
         now: Time,
         signer: &mut dyn BootstrapSigner,
     ) -> Result<Vec<Vec<u8>>, SenderError> {
+        self.unsigned_sync_response(request, now, signer.scheme_id())?
+            .sign_and_fragment(signer, self.max_datagram)
+            .map_err(SenderError::Bootstrap)
+    }
+
+    /// The sync response [`Sender::sync_response`] would sign, without the
+    /// signature: for senders that sign on another thread, so that a slow
+    /// signature (SLH-DSA takes a fraction of a second) does not hold up the
+    /// stream. `now` is taken before signing, which keeps the receiver's
+    /// clock bound valid however long signing takes. Sign and fragment it
+    /// with [`SyncResponse::sign_and_fragment`] and
+    /// [`Sender::max_datagram`].
+    ///
+    /// # Errors
+    /// An undecodable request or a time outside the schedule.
+    pub fn unsigned_sync_response(
+        &mut self,
+        request: &[u8],
+        now: Time,
+        scheme_id: u16,
+    ) -> Result<SyncResponse, SenderError> {
         let request = SyncRequest::parse(request).map_err(SenderError::Request)?;
         let i = self.interval(now)?;
         let keys = self.keys_for(i);
@@ -333,8 +354,8 @@ impl Sender {
             NextChain::Ready(_, c) => Some(c.clone()),
             NextChain::Building(_) => None,
         };
-        let response = SyncResponse {
-            scheme_id: signer.scheme_id(),
+        Ok(SyncResponse {
+            scheme_id,
             nonce: request.nonce.to_vec(),
             sender_time: now,
             params: self.params.clone(),
@@ -343,10 +364,13 @@ impl Sender {
             commitment_index: index,
             commitment,
             next_commitment,
-        };
-        response
-            .sign_and_fragment(signer, self.max_datagram)
-            .map_err(SenderError::Bootstrap)
+        })
+    }
+
+    /// Largest datagram of a fragmented sync response.
+    #[must_use]
+    pub fn max_datagram(&self) -> usize {
+        self.max_datagram
     }
 
     fn interval(&self, now: Time) -> Result<u32, SenderError> {

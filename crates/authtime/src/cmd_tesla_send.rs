@@ -54,10 +54,59 @@ struct SendStats {
     syncs_failed: u64,
 }
 
+/// A sync response to sign and send, or what became of one.
+struct SignJob {
+    response: authtime_tesla::SyncResponse,
+    to: SocketAddr,
+    max_datagram: usize,
+}
+
+/// What the signing thread reports for one job: fragments sent, or the error.
+type SignOutcome = Result<usize, String>;
+
+/// Sync responses waiting for the signing thread; more are refused (and
+/// counted as rate limited) rather than queued without bound.
+const SIGN_QUEUE: usize = 16;
+
+/// Signs sync responses on a thread of its own, so that a slow signature
+/// (SLH-DSA takes a good fraction of a second) never holds up the stream,
+/// and sends their fragments.
+fn spawn_signer(
+    mut signer: TeslaSigner,
+    socket: UdpSocket,
+) -> anyhow::Result<(mpsc::SyncSender<SignJob>, Channel<SignOutcome>)> {
+    let (jobs, job_rx) = mpsc::sync_channel::<SignJob>(SIGN_QUEUE);
+    let (done_tx, done) = mpsc::channel::<SignOutcome>();
+    std::thread::Builder::new()
+        .name("tesla-sign".into())
+        .spawn(move || {
+            for job in job_rx {
+                let outcome = job
+                    .response
+                    .sign_and_fragment(&mut signer, job.max_datagram)
+                    .map(|fragments| {
+                        for f in &fragments {
+                            // A receiver that went away is its own problem.
+                            let _ = socket.send_to(f, job.to);
+                        }
+                        fragments.len()
+                    })
+                    .map_err(|e| e.to_string());
+                if done_tx.send(outcome).is_err() {
+                    break;
+                }
+            }
+        })
+        .context("cannot start the signing thread")?;
+    Ok((jobs, done))
+}
+
 /// Everything one run needs besides its counters.
 struct Session {
     sender: Sender,
-    signer: TeslaSigner,
+    scheme_id: u16,
+    sign_jobs: mpsc::SyncSender<SignJob>,
+    signed: Channel<SignOutcome>,
     group: SocketAddrV4,
     data_socket: UdpSocket,
     sync_socket: UdpSocket,
@@ -125,9 +174,15 @@ pub fn send(args: &TeslaSendArgs, streams: &mut Streams<'_>) -> anyhow::Result<O
     )?;
 
     let chunks = spawn_reader(input, args.payload_size);
+    let signer = TeslaSigner(key);
+    let scheme_id = authtime_tesla::BootstrapSigner::scheme_id(&signer);
+    let (sign_jobs, signed) =
+        spawn_signer(signer, sync_socket.try_clone().context("sync socket")?)?;
     let mut session = Session {
         sender,
-        signer: TeslaSigner(key),
+        scheme_id,
+        sign_jobs,
+        signed,
         group,
         data_socket,
         sync_socket,
@@ -387,6 +442,24 @@ impl Session {
 
     /// Answers the sync requests waiting on the socket, as the token bucket allows.
     fn answer_syncs(&mut self, tokens: &mut f64, streams: &mut Streams<'_>) -> anyhow::Result<()> {
+        while let Ok(outcome) = self.signed.try_recv() {
+            match outcome {
+                Ok(fragments) => {
+                    self.stats.syncs_answered += 1;
+                    self.stats.sync_fragments += fragments as u64;
+                }
+                Err(e) => {
+                    self.stats.syncs_failed += 1;
+                    if !self.sign_error_shown {
+                        self.sign_error_shown = true;
+                        writeln!(
+                            streams.stderr,
+                            "tesla send: cannot sign sync responses: {e}"
+                        )?;
+                    }
+                }
+            }
+        }
         let mut request = [0u8; 256];
         for _ in 0..MAX_SYNCS_PER_TURN {
             let (n, from) = match self.sync_socket.recv_from(&mut request) {
@@ -402,15 +475,17 @@ impl Session {
             *tokens -= 1.0;
             match self
                 .sender
-                .sync_response(&request[..n], wall_clock(), &mut self.signer)
+                .unsigned_sync_response(&request[..n], wall_clock(), self.scheme_id)
             {
-                Ok(fragments) => {
-                    for f in &fragments {
-                        // A receiver that went away is its own problem.
-                        let _ = self.sync_socket.send_to(f, from);
+                Ok(response) => {
+                    let job = SignJob {
+                        response,
+                        to: from,
+                        max_datagram: self.sender.max_datagram(),
+                    };
+                    if self.sign_jobs.try_send(job).is_err() {
+                        self.stats.syncs_rate_limited += 1;
                     }
-                    self.stats.syncs_answered += 1;
-                    self.stats.sync_fragments += fragments.len() as u64;
                 }
                 Err(SenderError::Request(_)) => self.stats.syncs_failed += 1,
                 Err(e) => {
