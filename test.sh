@@ -16,3 +16,5 @@ echo "test.sh: cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "test.sh: cargo test"
 cargo test --workspace --locked
+echo "test.sh: fuzz targets, a few seconds each (AUTHTIME_SKIP_FUZZ=1 skips)"
+scripts/fuzz-ci.sh

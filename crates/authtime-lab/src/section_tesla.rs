@@ -474,11 +474,22 @@ pub fn run(quick: bool, progress: &mut Progress<'_>) -> Result<Section, String> 
                 "missed"
             }
         ),
-        format!(
-            "Receiver: at most {best64:.0} 64-byte packets authenticated per CPU-second (target ≥ 1,000,000: {}); a bare HMAC-SHA-256 of the same bytes runs at {hmac64:.0}/s, so the MAC alone {} the target.",
-            if best64 >= 1e6 { "met" } else { "missed" },
-            if hmac64 >= 1e6 { "allows" } else { "rules out" }
-        ),
+        {
+            let worst = throughput
+                .iter()
+                .filter(|r| r.size == 64)
+                .min_by(|a, b| a.receiver_pps.total_cmp(&b.receiver_pps));
+            format!(
+                "Receiver, 64-byte packets: best {best64:.0}/CPU-s (target >= 1,000,000: {}), but only with few packets per interval; with {} per interval {:.0}/s, because the receiver's replay and buffer checks scan linearly (cost grows with the packets buffered). A bare HMAC-SHA-256 of the same bytes runs at {hmac64:.0}/s: the MAC is not the bottleneck.",
+                if best64 >= 1e6 {
+                    "met in that setting"
+                } else {
+                    "missed"
+                },
+                worst.map_or(0, |r| r.per_interval),
+                worst.map_or(0.0, |r| r.receiver_pps)
+            )
+        },
         format!(
             "A TESLA record costs {tesla_overhead} bytes on top of DTLS (talk: 68), and the bootstrap adds no byte to the DTLS handshake (the talk adds 32 to Server Hello and the response to Client Key Exchange)."
         ),

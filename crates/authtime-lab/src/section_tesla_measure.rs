@@ -257,7 +257,12 @@ pub(crate) fn data_latency(mode: &DtlsMode, runs: usize) -> Result<Vec<LatencyRo
         let mut tesla = Vec::new();
         let mut pq = Vec::new();
         let mut tesla_wire = 0;
-        for _ in 0..runs {
+        for run in 0..runs {
+            // A counter in the payload: identical payloads in one interval
+            // carry identical MACs, which the receiver rightly calls replays.
+            let mut payload = payload.clone();
+            let n = payload.len().min(8);
+            payload[..n].copy_from_slice(&(run as u64).to_be_bytes()[..n]);
             let start = Instant::now();
             write_record(&mut s, &payload).map_err(|e| e.to_string())?;
             read_record(&mut c, &mut buf).map_err(|e| e.to_string())?;
@@ -343,6 +348,10 @@ pub(crate) fn receiver_throughput(
         let base = start + (u64::from(k) + 1) * INTERVAL;
         for j in 0..per_interval {
             let t = Time(base + (j as u64 * INTERVAL) / per_interval as u64);
+            let mut payload = payload.clone();
+            let n = payload.len().min(8);
+            let seq = u64::from(k) * per_interval as u64 + j as u64;
+            payload[..n].copy_from_slice(&seq.to_be_bytes()[..n]);
             packets.push((sender.packet(&payload, t).map_err(|e| e.to_string())?, t));
         }
     }
