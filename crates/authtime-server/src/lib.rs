@@ -26,6 +26,8 @@ pub mod client_limiter;
 pub mod clock;
 pub mod config;
 pub mod config_location;
+#[doc(hidden)]
+pub mod fuzz_harness;
 mod daemon;
 mod key_store;
 pub mod metrics;

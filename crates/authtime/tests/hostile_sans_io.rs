@@ -183,7 +183,11 @@ fn a_flood_larger_than_the_buffer_still_lets_the_genuine_stream_through() {
 type Harness = fn(&[u8]);
 
 /// The fuzz targets whose harness is a library function, with that function.
-const HARNESSES: [(&str, Harness); 16] = [
+const HARNESSES: [(&str, Harness); 17] = [
+    (
+        "config_parsing",
+        authtime_server::fuzz_harness::config_parsing,
+    ),
     (
         "ntp_packet_roundtrip",
         authtime_wire::fuzz_harness::packet_roundtrip,
