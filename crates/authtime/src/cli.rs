@@ -48,7 +48,8 @@ pub enum Command {
                       MD5 and K-way MD5 in and out of cache), partial (seed 004: partial MACs, cost \
                       and detection), stack (seed 004: kernel path vs MAC cost), ntp (issue 4: \
                       NTP request rate vs chronyd), nts (seed 002, issue 6: NTS-KE and NTS-NTP \
-                      unloaded and under load vs chronyd). The report is \
+                      unloaded and under load vs chronyd), tesla (seed 003: post-quantum TESLA over \
+                      DTLS, handshake flights, signature costs, receiver throughput). The report is \
                       DIR/index.md with PNG and SVG plots, one JSON file per section and one CSV \
                       file per table. Progress goes to standard error.\n\n\
                       Examples:\n  authtime lab --quick --out lab-out\n  \
@@ -79,6 +80,9 @@ pub enum Command {
     /// TESLA (RFC 4082) broadcast authentication: key pairs, multicast sender and receiver.
     #[command(subcommand)]
     Tesla(crate::cli_tesla::TeslaCommand),
+    /// NTP broadcast (mode 5) authenticated with TESLA: multicast server and listener.
+    #[command(subcommand)]
+    Broadcast(crate::cli_broadcast::BroadcastCommand),
 }
 
 /// `authtime nts ...`.
@@ -400,7 +404,7 @@ pub struct LabArgs {
     /// Short runs: the whole lab in under two minutes (figures indicative).
     #[arg(long)]
     pub quick: bool,
-    /// Run only this section: mac, rfc1810, partial, stack, ntp or nts.
+    /// Run only this section: mac, rfc1810, partial, stack, ntp, nts or tesla.
     #[arg(long, value_name = "SECTION")]
     pub only: Option<String>,
     /// Directory for the report (created if missing).

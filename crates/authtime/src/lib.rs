@@ -16,8 +16,10 @@
 use std::io::{Read, Write};
 
 pub mod cli;
+pub mod cli_broadcast;
 pub mod cli_tesla;
 pub mod cmd_bench;
+pub mod cmd_broadcast;
 pub mod cmd_config;
 pub mod cmd_hash;
 pub mod cmd_keygen;
@@ -29,6 +31,7 @@ pub mod cmd_nts_cert;
 pub mod cmd_query;
 pub mod cmd_query_nts;
 pub mod cmd_serve;
+pub mod cmd_tesla_dtls;
 pub mod cmd_tesla_keygen;
 pub mod cmd_tesla_net;
 pub mod cmd_tesla_recv;
@@ -122,6 +125,18 @@ pub fn run(cli: &cli::Cli, streams: &mut Streams<'_>) -> anyhow::Result<Outcome>
         }
         cli::Command::Tesla(cli_tesla::TeslaCommand::Recv(args)) => {
             cmd_tesla_recv::recv(args, streams)
+        }
+        cli::Command::Tesla(cli_tesla::TeslaCommand::DtlsSend(args)) => {
+            cmd_tesla_dtls::send(args, streams)
+        }
+        cli::Command::Tesla(cli_tesla::TeslaCommand::DtlsRecv(args)) => {
+            cmd_tesla_dtls::recv(args, streams)
+        }
+        cli::Command::Broadcast(cli_broadcast::BroadcastCommand::Serve(args)) => {
+            cmd_broadcast::serve(args, streams)
+        }
+        cli::Command::Broadcast(cli_broadcast::BroadcastCommand::Listen(args)) => {
+            cmd_broadcast::listen(args, streams)
         }
     }
 }

@@ -1,0 +1,138 @@
+//! `authtime broadcast serve` and `broadcast listen` as a user runs them:
+//! separate processes, a loopback multicast group (239.255.x.y joined on
+//! 127.0.0.1, high random ports), at least three authenticated time samples,
+//! and a listener with the wrong public key refused.
+
+mod ntp_support;
+mod tesla_support;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ntp_support::{ChildGuard, TempDir, authtime_bin};
+use tesla_support::{Endpoints, keygen};
+
+const LIMIT: Duration = Duration::from_secs(15);
+
+fn path(p: &Path) -> String {
+    p.to_str().expect("utf-8 path").to_owned()
+}
+
+/// Starts `authtime broadcast <args>`, standard output and error to files.
+fn spawn(name: &str, args: &[&str], out: &Path, log: &Path) -> ChildGuard {
+    let child = Command::new(authtime_bin())
+        .arg("broadcast")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(out).expect("out file"))
+        .stderr(std::fs::File::create(log).expect("log file"))
+        .spawn()
+        .expect("start authtime broadcast");
+    ChildGuard {
+        child,
+        name: name.into(),
+    }
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+/// Runs a server with `secret` and a listener trusting `public`; returns the
+/// listener's exit code, its standard output and all logs.
+fn run(dir: &TempDir, secret: &Path, public: &Path) -> (Option<i32>, String, String) {
+    let ends = Endpoints::new();
+    let group = ends.group.to_string();
+    let (serve_out, serve_log) = (dir.path("serve.out"), dir.path("serve.log"));
+    let (listen_out, listen_log) = (dir.path("listen.out"), dir.path("listen.log"));
+    let _server = spawn(
+        "broadcast serve",
+        &[
+            "serve",
+            "--group",
+            &group,
+            "--iface",
+            "127.0.0.1",
+            "--sync-listen",
+            &ends.sync,
+            "--key",
+            &path(secret),
+            "--interval-ms",
+            "50",
+            "--delay-intervals",
+            "2",
+            "--duration",
+            "14",
+        ],
+        &serve_out,
+        &serve_log,
+    );
+    let mut listener = spawn(
+        "broadcast listen",
+        &[
+            "listen",
+            "--group",
+            &group,
+            "--iface",
+            "127.0.0.1",
+            "--sync",
+            &ends.sync,
+            "--pubkey",
+            &path(public),
+            "--count",
+            "3",
+            "--json",
+            "--timeout",
+            "10",
+        ],
+        &listen_out,
+        &listen_log,
+    );
+    let status = listener.wait_for_exit(LIMIT);
+    let logs = format!(
+        "--- serve log:\n{}\n--- listen log:\n{}\n--- listen out:\n{}",
+        read(&serve_log),
+        read(&listen_log),
+        read(&listen_out)
+    );
+    (status.and_then(|s| s.code()), read(&listen_out), logs)
+}
+
+#[test]
+fn a_listener_gets_three_authenticated_samples_over_loopback_multicast() {
+    let started = Instant::now();
+    let dir = TempDir::new("broadcast-ok");
+    let (secret, public) = keygen(&dir, "ed25519");
+    let (code, out, logs) = run(&dir, &secret, &public);
+    assert_eq!(code, Some(0), "{logs}");
+    let samples: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(samples.len(), 3, "{logs}");
+    for (k, s) in samples.iter().enumerate() {
+        assert_eq!(s["sample"], k as u64 + 1, "{logs}");
+        // Same host, same clock: the offset is a few milliseconds at most.
+        let offset = s["estimate_ns"].as_i64().expect("estimate");
+        assert!(offset.abs() < 50_000_000, "{logs}");
+        let uncertainty = s["uncertainty_ns"].as_u64().expect("uncertainty");
+        assert!(uncertainty < 1_000_000_000, "{logs}");
+    }
+    assert!(logs.contains("3 samples accepted"), "{logs}");
+    eprintln!(
+        "broadcast round trip: {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn a_listener_with_the_wrong_public_key_refuses_the_bootstrap() {
+    let dir = TempDir::new("broadcast-wrong-key");
+    let (secret, _) = keygen(&dir, "ed25519");
+    let other = TempDir::new("broadcast-wrong-key-other");
+    let (_, wrong_public) = keygen(&other, "ed25519");
+    let (code, out, logs) = run(&dir, &secret, &wrong_public);
+    assert_eq!(code, Some(1), "{logs}");
+    assert!(out.is_empty(), "{logs}");
+}
