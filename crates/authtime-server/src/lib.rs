@@ -26,9 +26,9 @@ pub mod client_limiter;
 pub mod clock;
 pub mod config;
 pub mod config_location;
+mod daemon;
 #[doc(hidden)]
 pub mod fuzz_harness;
-mod daemon;
 mod key_store;
 pub mod metrics;
 mod metrics_http;

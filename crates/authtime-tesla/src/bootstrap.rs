@@ -632,6 +632,7 @@ impl SyncClient {
             ),
             response.next_commitment,
             now,
+            &self.nonce,
         ))
     }
 }

@@ -6,8 +6,9 @@
 //!    by applying `F` (at most `max_key_steps` times), and on success releases
 //!    the buffered packets of the intervals it authenticates;
 //! 3. buffers the packet's own payload if it is safe (`x < i + d`), plausible
-//!    (`i <= x`: the sender cannot be past its own clock), new, and the
-//!    buffer has room.
+//!    (`i <= x`: the sender cannot be past its own clock) and new; when the
+//!    buffer is full, a buffered packet chosen at random is evicted to make
+//!    room ([`Stats::evicted`]).
 //!
 //! A genuine key that, by the clock bound, the sender could not have disclosed
 //! yet (`x < g + d`) proves the bound wrong: every safety decision made with it
@@ -15,8 +16,29 @@
 //! bootstrap ([`Failure::ClockBoundViolated`]). Keys claiming to be that early
 //! are only checked within [`EARLY_KEY_MAX_STEPS`] applications of `F`, so
 //! forged ones cost little.
+//!
+//! Replays are found by hashed lookups (a buffered datagram byte for byte, a
+//! delivered one by interval and tag), so each packet costs about one MAC
+//! however many packets are held.
+//!
+//! # Eviction under a flood
+//!
+//! A first come, first served buffer lets an attacker who sends more forged
+//! packets than the buffer holds, early in each interval, keep every genuine
+//! packet out. Instead, a full buffer evicts a buffered packet chosen
+//! uniformly at random for each newcomer: a genuine packet then survives `n`
+//! later insertions into a full buffer of `B` packets with probability about
+//! `(1 - 1/B)^n`, so pushing genuine packets out takes a flood proportional
+//! to the buffer, not just arriving first. The choice must be unpredictable
+//! to the attacker (one who knew it could aim its forgeries at the genuine
+//! packets' slots): it comes from a seed given at construction
+//! ([`Receiver::with_eviction_seed`]; a bootstrapped receiver seeds it from
+//! the bootstrap nonce, [`Receiver::new_trusted`] from the standard library's
+//! per-process random keys).
 
-use std::collections::VecDeque;
+mod store;
+
+use store::{EvictionRng, PacketBuffer, ReplayMemory};
 
 use crate::codec::{Reader, WireError, put_u32, put_u64};
 use crate::owf::{ChainKey, KEY_LEN, f};
@@ -28,7 +50,10 @@ use crate::wire::{DataPacket, Kind, peek_kind};
 /// bound allows (to tell a clock-bound violation from a forgery).
 pub const EARLY_KEY_MAX_STEPS: u32 = 64;
 
-const STATE_VERSION: u8 = 1;
+const STATE_VERSION: u8 = 2;
+
+/// Counters in a version 1 state (without [`Stats::evicted`]).
+const STATE_V1_COUNTERS: usize = 23;
 
 /// Limits and allowances of a receiver.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,7 +149,7 @@ pub enum Own {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Status {
     /// The key this packet disclosed was new and authentic and released
-    /// buffered packets: `released` payloads (oldest interval first) passed
+    /// buffered packets: `released` payloads (oldest interval first, in arrival order within one) passed
     /// their MAC, `mac_failures` did not. `own` is this packet's own fate.
     Authenticated {
         /// Authenticated payloads.
@@ -163,8 +188,10 @@ pub struct Stats {
     pub future_interval: u64,
     /// Replays of buffered or delivered packets.
     pub replays: u64,
-    /// Packets dropped because the buffer was full.
+    /// Packets refused because the buffer could not hold them even empty.
     pub buffer_full: u64,
+    /// Buffered packets evicted (chosen at random) to make room for newer ones.
+    pub evicted: u64,
     /// Buffered packets dropped because their key never came (or their chain ended).
     pub expired: u64,
     /// New keys authenticated.
@@ -196,7 +223,7 @@ pub struct Stats {
 }
 
 impl Stats {
-    fn fields_mut(&mut self) -> [&mut u64; 23] {
+    fn fields_mut(&mut self) -> [&mut u64; 24] {
         [
             &mut self.packets,
             &mut self.malformed,
@@ -221,13 +248,9 @@ impl Stats {
             &mut self.refused,
             &mut self.buffered_packets,
             &mut self.buffered_bytes,
+            &mut self.evicted,
         ]
     }
-}
-
-struct Buffered {
-    interval: u32,
-    bytes: Vec<u8>,
 }
 
 /// The newest authenticated key: `K_index` of `chain`.
@@ -248,9 +271,9 @@ pub struct Receiver {
     /// that arrive late (reordered around the switch) still release packets.
     previous: Option<Anchor>,
     next: Option<ChainKey>,
-    buffer: Vec<Buffered>,
-    buffer_bytes: usize,
-    delivered: VecDeque<(u32, Vec<u8>)>,
+    buffer: PacketBuffer,
+    delivered: ReplayMemory,
+    eviction: EvictionRng,
     stats: Stats,
     refused: bool,
 }
@@ -271,6 +294,9 @@ impl Receiver {
     /// clock bound, a commitment `(chain, index j, K_j)` and maybe the next
     /// chain's `K_0`. [`crate::SyncClient`] calls this after its checks; call it
     /// directly only with values authenticated some other way.
+    ///
+    /// Buffer evictions are seeded from the standard library's per-process
+    /// random keys; see [`Receiver::with_eviction_seed`] for a seed of your own.
     #[must_use]
     pub fn new_trusted(
         params: Params,
@@ -280,6 +306,7 @@ impl Receiver {
         next_commitment: Option<ChainKey>,
     ) -> Self {
         let (chain, index, key) = commitment;
+        let delivered = ReplayMemory::new(config.replay_memory, usize::from(params.tag_len));
         Self {
             schedule: params.schedule(),
             params,
@@ -288,9 +315,9 @@ impl Receiver {
             anchor: Anchor { chain, index, key },
             previous: None,
             next: next_commitment,
-            buffer: Vec::new(),
-            buffer_bytes: 0,
-            delivered: VecDeque::new(),
+            buffer: PacketBuffer::new(),
+            delivered,
+            eviction: EvictionRng::unpredictable(),
             stats: Stats::default(),
             refused: false,
         }
@@ -303,8 +330,24 @@ impl Receiver {
         commitment: (u32, u32, ChainKey),
         next_commitment: Option<ChainKey>,
         _now: Time,
+        nonce: &[u8],
     ) -> Self {
         Self::new_trusted(params, bound, config, commitment, next_commitment)
+            .with_eviction_seed(nonce)
+    }
+
+    /// Seeds the random choice of the buffered packet evicted when the buffer
+    /// is full. The seed must be unpredictable to an attacker: one who can
+    /// predict the choices can aim its forgeries at the genuine packets. A
+    /// receiver started by [`crate::SyncClient`] is seeded from the bootstrap
+    /// nonce (random, from the caller's RNG); that nonce travels in clear in
+    /// the sync request, so where an attacker may see the request, reseed
+    /// with fresh random bytes. The same seed and the same datagrams give the
+    /// same choices (reproducible tests).
+    #[must_use]
+    pub fn with_eviction_seed(mut self, seed: &[u8]) -> Self {
+        self.eviction = EvictionRng::new(seed);
+        self
     }
 
     /// The session parameters.
@@ -324,7 +367,7 @@ impl Receiver {
     pub fn stats(&self) -> Stats {
         let mut s = self.stats;
         s.buffered_packets = self.buffer.len() as u64;
-        s.buffered_bytes = self.buffer_bytes as u64;
+        s.buffered_bytes = self.buffer.bytes() as u64;
         s
     }
 
@@ -395,17 +438,7 @@ impl Receiver {
     fn expire(&mut self, x: i128) {
         let horizon =
             i128::from(self.params.disclosure_delay) + i128::from(self.config.max_key_steps);
-        let before = self.buffer.len();
-        let mut freed = 0;
-        self.buffer.retain(|b| {
-            let keep = i128::from(b.interval) + horizon >= x;
-            if !keep {
-                freed += b.bytes.len();
-            }
-            keep
-        });
-        self.buffer_bytes -= freed;
-        self.stats.expired += (before - self.buffer.len()) as u64;
+        self.stats.expired += self.buffer.drop_before(x - horizon) as u64;
     }
 
     fn process_key(
@@ -423,6 +456,19 @@ impl Receiver {
             .as_ref()
             .is_some_and(|a| a.chain == chain && a.index < index);
         if (chain, index) <= (self.anchor.chain, self.anchor.index) && !on_previous {
+            // A key we hold already must match: a genuine packet carries the
+            // genuine key, so a mismatch is a forgery, refused before it can
+            // take a buffer slot (cheap: no `F`, only known keys compared).
+            let known = [Some(&self.anchor), self.previous.as_ref()]
+                .into_iter()
+                .flatten()
+                .find(|a| a.chain == chain && a.index == index);
+            if let Some(a) = known
+                && a.key != ChainKey::from_bytes(*packet.disclosed_key)
+            {
+                self.stats.bad_keys += 1;
+                return Err(Failure::BadKey);
+            }
             self.stats.stale_keys += 1;
             return Ok((Vec::new(), 0));
         }
@@ -450,6 +496,7 @@ impl Receiver {
         // packets of this chain need.
         let mut wanted: Vec<u32> = self
             .buffer
+            .slots()
             .iter()
             .filter(|b| p.chain_of(b.interval) == chain && p.key_index(b.interval) <= index)
             .map(|b| p.key_index(b.interval))
@@ -497,9 +544,7 @@ impl Receiver {
     }
 
     fn drop_buffer(&mut self) {
-        self.stats.expired += self.buffer.len() as u64;
-        self.buffer.clear();
-        self.buffer_bytes = 0;
+        self.stats.expired += self.buffer.clear() as u64;
     }
 
     /// Verifies and releases the buffered packets of `chain` whose keys are in
@@ -512,25 +557,22 @@ impl Receiver {
             .as_ref()
             .map_or(self.anchor.chain, |a| a.chain);
         let mut ready = Vec::new();
-        let mut kept = Vec::with_capacity(self.buffer.len());
-        for b in self.buffer.drain(..) {
+        for b in self.buffer.take_where(|b| {
             let c = p.chain_of(b.interval);
-            if c == chain && keys.iter().any(|(j, _)| *j == p.key_index(b.interval)) {
-                ready.push(b);
-            } else if c < oldest {
+            c < oldest || (c == chain && keys.iter().any(|(j, _)| *j == p.key_index(b.interval)))
+        }) {
+            if p.chain_of(b.interval) < oldest {
                 self.stats.expired += 1;
-                self.buffer_bytes -= b.bytes.len();
+                self.buffer.recycle(b);
             } else {
-                kept.push(b);
+                ready.push(b);
             }
         }
-        self.buffer = kept;
-        ready.sort_by_key(|b| b.interval);
+        ready.sort_by_key(|b| (b.interval, b.arrival));
         let mut released = Vec::new();
         let mut failures = 0;
         let mut mac: Option<(u32, IntervalMac)> = None;
         for b in ready {
-            self.buffer_bytes -= b.bytes.len();
             let j = p.key_index(b.interval);
             if mac.as_ref().is_none_or(|(at, _)| *at != j) {
                 let Some((_, key)) = keys.iter().find(|(at, _)| *at == j) else {
@@ -548,19 +590,20 @@ impl Receiver {
             if !m.verify(packet.authenticated_bytes(), packet.tag) {
                 failures += 1;
                 self.stats.bad_mac += 1;
-                continue;
+            } else {
+                self.delivered.insert(b.interval, packet.tag);
+                if let Some(c) = packet.next_commitment {
+                    self.learn_commitment(b.interval, c);
+                }
+                if packet.kind == Kind::Data {
+                    self.stats.delivered += 1;
+                    released.push(Delivered {
+                        interval: b.interval,
+                        payload: packet.payload.to_vec(),
+                    });
+                }
             }
-            self.remember(b.interval, packet.tag);
-            if let Some(c) = packet.next_commitment {
-                self.learn_commitment(b.interval, c);
-            }
-            if packet.kind == Kind::Data {
-                self.stats.delivered += 1;
-                released.push(Delivered {
-                    interval: b.interval,
-                    payload: packet.payload.to_vec(),
-                });
-            }
+            self.buffer.recycle(b);
         }
         (released, failures)
     }
@@ -582,28 +625,20 @@ impl Receiver {
         }
     }
 
-    fn remember(&mut self, interval: u32, tag: &[u8]) {
-        if self.config.replay_memory == 0 {
-            return;
-        }
-        if self.delivered.len() >= self.config.replay_memory {
-            self.delivered.pop_front();
-        }
-        self.delivered.push_back((interval, tag.to_vec()));
-    }
-
     /// A copy of a delivered packet (same interval and tag: the delivered one
     /// was authentic), or of a buffered datagram byte for byte. Buffered
     /// packets are compared whole so that a forgery carrying a copied tag
     /// cannot get the genuine packet refused as its replay.
-    fn is_replay(&self, interval: u32, tag: &[u8], datagram: &[u8]) -> bool {
-        self.delivered
-            .iter()
-            .any(|(i, t)| *i == interval && t.as_slice() == tag)
-            || self
-                .buffer
-                .iter()
-                .any(|b| b.interval == interval && b.bytes == datagram)
+    /// Returns the datagram's fingerprint when it is not a replay.
+    fn is_replay(&self, interval: u32, tag: &[u8], datagram: &[u8]) -> Result<u64, ()> {
+        if self.delivered.contains(interval, tag) {
+            return Err(());
+        }
+        let fingerprint = self.buffer.fingerprint(datagram);
+        if self.buffer.contains(fingerprint, datagram) {
+            return Err(());
+        }
+        Ok(fingerprint)
     }
 
     fn process_own(&mut self, packet: &DataPacket<'_>, datagram: &[u8], x: i128) -> Own {
@@ -613,10 +648,10 @@ impl Receiver {
             self.stats.future_interval += 1;
             return Own::Rejected(Failure::FutureInterval);
         }
-        if self.is_replay(i, packet.tag, datagram) {
+        let Ok(fingerprint) = self.is_replay(i, packet.tag, datagram) else {
             self.stats.replays += 1;
             return Own::Rejected(Failure::Replay);
-        }
+        };
         let (chain, index) = (p.chain_of(i), p.key_index(i));
         if x >= i128::from(i) + i128::from(p.disclosure_delay)
             || (chain, index) <= (self.anchor.chain, self.anchor.index)
@@ -631,17 +666,20 @@ impl Receiver {
             self.stats.keys_unreachable += 1;
             return Own::Rejected(Failure::KeyUnreachable);
         }
-        if self.buffer.len() >= self.config.buffer_max_packets
-            || self.buffer_bytes + datagram.len() > self.config.buffer_max_bytes
-        {
+        if self.config.buffer_max_packets == 0 || datagram.len() > self.config.buffer_max_bytes {
             self.stats.buffer_full += 1;
             return Own::Rejected(Failure::BufferFull);
         }
-        self.buffer_bytes += datagram.len();
-        self.buffer.push(Buffered {
-            interval: i,
-            bytes: datagram.to_vec(),
-        });
+        // Full: evict packets chosen at random (see the module documentation).
+        while self.buffer.len() >= self.config.buffer_max_packets
+            || self.buffer.bytes() + datagram.len() > self.config.buffer_max_bytes
+        {
+            let victim = self.eviction.below(self.buffer.len());
+            let evicted = self.buffer.remove(victim);
+            self.buffer.recycle(evicted);
+            self.stats.evicted += 1;
+        }
+        self.buffer.push(i, fingerprint, datagram);
         Own::Buffered
     }
 
@@ -698,7 +736,8 @@ impl Receiver {
     /// Undecodable or out-of-range state.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, WireError> {
         let mut r = Reader::new(bytes);
-        if r.u8("receiver state version")? != STATE_VERSION {
+        let version = r.u8("receiver state version")?;
+        if !(1..=STATE_VERSION).contains(&version) {
             return Err(WireError::InvalidField("receiver state version"));
         }
         let params = Params::decode(&mut r)?;
@@ -736,7 +775,12 @@ impl Receiver {
         };
         let refused = r.flag("refused")?;
         let mut stats = Stats::default();
-        for v in stats.fields_mut() {
+        let counters = if version == 1 {
+            STATE_V1_COUNTERS
+        } else {
+            usize::MAX
+        };
+        for v in stats.fields_mut().into_iter().take(counters) {
             *v = r.u64("counter")?;
         }
         stats.buffered_packets = 0;

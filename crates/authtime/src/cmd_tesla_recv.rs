@@ -209,8 +209,12 @@ pub fn recv(args: &TeslaRecvArgs, streams: &mut Streams<'_>) -> anyhow::Result<O
         "early_packets": boot.early.len(),
     });
 
+    // The eviction choices under a flood must be unpredictable to the
+    // attacker, who may have seen our sync request's nonce: fresh bytes.
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed).map_err(|e| anyhow!("no random bytes from the system: {e}"))?;
     let mut run = Run {
-        receiver: boot.receiver,
+        receiver: boot.receiver.with_eviction_seed(&seed),
         writer: StreamWriter::default(),
         early_overflow: boot.early_overflow,
         early_unsafe: 0,
@@ -462,6 +466,7 @@ impl Run {
                 "refused": s.refused,
                 "replay": s.replays,
                 "buffer_full": s.buffer_full,
+                "evicted": s.evicted,
                 "expired": s.expired,
                 "unexpected_kind": s.unexpected_kind,
                 "before_bootstrap_overflow": self.early_overflow,

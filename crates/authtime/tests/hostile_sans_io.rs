@@ -169,8 +169,6 @@ fn a_flood_of_forged_packets_keeps_the_buffer_bounded_and_the_stream_authenticat
 }
 
 #[test]
-#[ignore = "bug: a flood larger than the receiver's buffer pushes the genuine stream out \
-            (first come, first served buffer); see docs/security.md, Known gaps"]
 fn a_flood_larger_than_the_buffer_still_lets_the_genuine_stream_through() {
     let (sent, delivered, refused) = run(200);
     assert!(

@@ -188,15 +188,14 @@ fn buffer_bounds_are_hard_and_counted() {
     };
     let (mut tx, mut rx) = pair(p.clone(), at(&p, 0, 0), 0, config);
     let t = at(&p, 1, 0);
+    // A full buffer evicts a buffered packet at random for each newcomer.
     for n in 0..5u8 {
         let data = tx.packet(&[n], t).expect("packet");
-        let s = rx.handle(&data, t);
-        if n < 3 {
-            assert_eq!(s, Status::Waiting);
-        } else {
-            assert_eq!(s, Status::Failed(Failure::BufferFull));
-        }
+        assert_eq!(rx.handle(&data, t), Status::Waiting);
+        assert!(rx.stats().buffered_packets <= 3);
     }
+    assert_eq!(rx.stats().evicted, 2);
+    assert_eq!(rx.stats().buffer_full, 0);
     let by_bytes = ReceiverConfig {
         buffer_max_bytes: 200,
         ..exact()
@@ -205,9 +204,41 @@ fn buffer_bounds_are_hard_and_counted() {
     let big = tx.packet(&[0; 120], t).expect("packet");
     assert_eq!(rx.handle(&big, t), Status::Waiting);
     let big2 = tx.packet(&[1; 120], t).expect("packet");
-    assert_eq!(rx.handle(&big2, t), Status::Failed(Failure::BufferFull));
-    assert_eq!(rx.stats().buffer_full, 1);
+    assert_eq!(rx.handle(&big2, t), Status::Waiting);
+    assert_eq!(rx.stats().evicted, 1);
     assert!(rx.stats().buffered_bytes <= 200);
+    // A packet larger than the whole buffer is refused.
+    let huge = tx.packet(&[2; 220], t).expect("packet");
+    assert_eq!(rx.handle(&huge, t), Status::Failed(Failure::BufferFull));
+    assert_eq!(rx.stats().buffer_full, 1);
+    assert_eq!(rx.stats().buffered_packets, 1);
+    assert!(rx.stats().buffered_bytes <= 200);
+}
+
+#[test]
+fn evictions_follow_the_seed() {
+    let p = params();
+    let config = ReceiverConfig {
+        buffer_max_packets: 4,
+        buffer_max_bytes: 1 << 20,
+        ..exact()
+    };
+    let run = |seed: &[u8]| {
+        let (mut tx, rx) = pair(p.clone(), at(&p, 0, 0), 0, config.clone());
+        let mut rx = rx.with_eviction_seed(seed);
+        let t = at(&p, 1, 0);
+        for n in 0..40u8 {
+            rx.handle(&tx.packet(&[n], t).expect("packet"), t);
+        }
+        let t3 = at(&p, 3, 0);
+        let status = rx.handle(&tx.packet(b"k", t3).expect("packet"), t3);
+        assert_eq!(rx.stats().evicted, 36);
+        released(&status)
+    };
+    assert_eq!(run(b"seed one"), run(b"seed one"));
+    let kept: Vec<_> = (0..8).map(|s| run(&[s; 16])).collect();
+    assert!(kept.iter().all(|k| k.len() == 4));
+    assert!(kept.iter().any(|k| k != &kept[0]), "{kept:?}");
 }
 
 #[test]
