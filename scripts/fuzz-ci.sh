@@ -6,7 +6,7 @@
 #
 #   scripts/fuzz-ci.sh                       # CI: the protocol targets, FUZZ_SECONDS (3) each
 #   FUZZ_ALL=1 scripts/fuzz-ci.sh            # every target of fuzz/ (a much longer build)
-#   FUZZ_SECONDS=600 FUZZ_ALL=1 scripts/fuzz-ci.sh   # the longer run of docs/security.md
+#   FUZZ_RUNS=-1 FUZZ_SEED=$RANDOM FUZZ_SECONDS=600 FUZZ_ALL=1 scripts/fuzz-ci.sh   # the longer run of docs/security.md
 #   FUZZ_TARGETS="nts_server_handle ntske_server_request" scripts/fuzz-ci.sh
 #   AUTHTIME_SKIP_FUZZ=1 ./test.sh           # skip this step
 #
@@ -32,6 +32,12 @@ if [[ "${AUTHTIME_SKIP_FUZZ:-0}" == 1 ]]; then
 fi
 
 seconds="${FUZZ_SECONDS:-3}"
+# CI runs a fixed number of inputs from a fixed seed, so that a run is
+# reproducible and CI does not fail at random on a finding that an earlier
+# run of the same code missed; FUZZ_SECONDS caps each target's time. Set
+# FUZZ_RUNS=-1 (unbounded) and a random FUZZ_SEED for exploratory runs.
+runs="${FUZZ_RUNS:-8000}"
+fuzz_seed="${FUZZ_SEED:-1}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 export RUSTC_BOOTSTRAP=1
 
@@ -103,6 +109,8 @@ for target in $targets; do
     mkdir -p "$scratch/$target" "artifacts/$target"
     options=(
         -max_total_time="$seconds"
+        -runs="$runs"
+        -seed="$fuzz_seed"
         -timeout=10
         -rss_limit_mb=2048
         -max_len=4096
@@ -118,7 +126,7 @@ for target in $targets; do
             dirs+=("$seeds")
         fi
     done
-    echo "fuzz-ci: $target for ${seconds}s from ${dirs[*]:1}" >&2
+    echo "fuzz-ci: $target, $runs inputs (at most ${seconds}s, seed $fuzz_seed) from ${dirs[*]:1}" >&2
     if ! cargo fuzz run --fuzz-dir "$fuzz_dir" "$target" "${dirs[@]}" -- "${options[@]}" \
         2>"$scratch/$target.log"; then
         tail -n 40 "$scratch/$target.log" >&2

@@ -133,6 +133,14 @@ impl fmt::Display for KeyFileErrorKind {
                 write!(f, "line of {len} bytes is longer than the {max} allowed")
             }
             Self::BadKeyId => f.write_str("the first word must be a decimal key id"),
+            // An "id" too long for any format may be a key typed in the
+            // wrong column: it is not echoed (fuzzing found the echo).
+            Self::KeyIdOutOfRange { id, max } if *id > u64::from(u32::MAX) => {
+                write!(
+                    f,
+                    "the key id is larger than {max} (the first word must be the id)"
+                )
+            }
             Self::KeyIdOutOfRange { id, max } => {
                 write!(f, "key id {id} is outside 1..={max}")
             }

@@ -46,6 +46,8 @@ mod tests {
         parse_key_file(b"1 MD5 HEX:00112233445566778899AABBCCDDEEFF\n2 AES128 HEX:00");
         parse_key_file(b"1 AES 00112233445566778899aabbccddeeff\n# c\n2 M abc");
         parse_key_file(b"1 MD5 0123456789abcdefXYZ0123456789");
+        // Found by the CI fuzz step: an overlong key id was echoed in full.
+        parse_key_file(b"111111111111111111 SHA1 F6D\n");
         let mut x = 0x1234_5678_9abc_def1_u64;
         let alphabet = b"0123456789 MD5SHA1AES128256HEX:ASCII:#\n\tabcdefxyz!%;";
         for _ in 0..5_000 {
