@@ -108,4 +108,22 @@ pub struct BroadcastListenArgs {
     /// Seconds to wait for the bootstrap and the samples together.
     #[arg(long, value_name = "S", default_value_t = 30.0)]
     pub timeout: f64,
+    /// Cross-check every sample with a unicast NTS measurement from this NTS-KE
+    /// server (`HOST[:PORT]`, port 4460 by default): the broadcast estimate must
+    /// agree with it within the broadcast uncertainty plus the NTS round trip
+    /// plus --nts-tolerance-ms, else the sample is refused (exit 1).
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub nts_check: Option<String>,
+    /// With --nts-check: PEM file of the certificates to trust for NTS-KE.
+    #[arg(long, value_name = "FILE", requires = "nts_check")]
+    pub nts_ca: Option<PathBuf>,
+    /// With --nts-check: extra disagreement allowed, in milliseconds (the two
+    /// servers' own synchronisation error).
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 10.0,
+        requires = "nts_check"
+    )]
+    pub nts_tolerance_ms: f64,
 }

@@ -264,6 +264,35 @@ pub fn listen(args: &BroadcastListenArgs, streams: &mut Streams<'_>) -> anyhow::
                 )));
             }
         };
+    // The delay attack on one-way time (Teichel, Sibold, Milius) can shift the
+    // broadcast estimate within the TESLA bound; a unicast NTS measurement
+    // (two-way, authenticated) bounds the shift independently.
+    let nts_reference = match &args.nts_check {
+        None => None,
+        Some(server) => {
+            let left = deadline
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(10));
+            match crate::cmd_query_nts::nts_sample(server, args.nts_ca.as_deref(), left) {
+                Ok((sample, addr)) => {
+                    writeln!(
+                        streams.stderr,
+                        "broadcast listen: NTS reference from {server} (NTP at {addr}): offset \
+                         {:+.3} ms, delay {:.3} ms",
+                        sample.offset * 1e3,
+                        sample.delay * 1e3
+                    )?;
+                    Some(sample)
+                }
+                Err(reason) => {
+                    return Ok(Outcome::NoAnswer(format!(
+                        "--nts-check {server}: no NTS reference: {reason}"
+                    )));
+                }
+            }
+        }
+    };
+    let mut nts_disagreements = 0u64;
     let p = client.receiver().params().clone();
     writeln!(
         streams.stderr,
@@ -286,9 +315,27 @@ pub fn listen(args: &BroadcastListenArgs, streams: &mut Streams<'_>) -> anyhow::
             let now = monotonic_time();
             match sample.verdict {
                 Ok(()) => {
-                    accepted += 1;
                     let estimate = client.offset_ns().unwrap_or(sample.offset_ns);
                     let uncertainty = client.uncertainty_ns(now).unwrap_or(u64::MAX);
+                    if let Some(reference) = &nts_reference {
+                        let disagreement = (ms(to_system(estimate)) - reference.offset * 1e3).abs();
+                        let allowed = uncertainty as f64 / 1e6
+                            + reference.delay.abs() * 1e3
+                            + args.nts_tolerance_ms;
+                        if disagreement > allowed {
+                            nts_disagreements += 1;
+                            writeln!(
+                                streams.stderr,
+                                "broadcast listen: sample refused: the estimate {:+.3} ms \
+                                 disagrees with NTS ({:+.3} ms) by {disagreement:.3} ms, more \
+                                 than the {allowed:.3} ms allowed",
+                                ms(to_system(estimate)),
+                                reference.offset * 1e3
+                            )?;
+                            continue;
+                        }
+                    }
+                    accepted += 1;
                     if args.json {
                         writeln!(
                             streams.stdout,
@@ -299,6 +346,9 @@ pub fn listen(args: &BroadcastListenArgs, streams: &mut Streams<'_>) -> anyhow::
                                 "estimate_ns": to_system(estimate),
                                 "uncertainty_ns": uncertainty,
                                 "interval_ms": p.interval_ns / 1_000_000,
+                                "nts_offset_ns": nts_reference
+                                    .as_ref()
+                                    .map(|r| (r.offset * 1e9) as i64),
                             })
                         )?;
                     } else {
@@ -342,6 +392,11 @@ pub fn listen(args: &BroadcastListenArgs, streams: &mut Streams<'_>) -> anyhow::
         return Ok(Outcome::Rejected(format!(
             "{} broadcast packets failed authentication",
             s.failed
+        )));
+    }
+    if nts_disagreements > 0 {
+        return Ok(Outcome::Rejected(format!(
+            "{nts_disagreements} authenticated broadcast samples disagreed with NTS"
         )));
     }
     if accepted < args.count {

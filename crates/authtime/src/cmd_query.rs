@@ -28,7 +28,7 @@ pub(crate) enum Failure {
 }
 
 impl Failure {
-    fn reason(&self) -> &str {
+    pub(crate) fn reason(&self) -> &str {
         match self {
             Self::Authentication(r) | Self::NoAnswer(r) => r,
         }

@@ -159,6 +159,34 @@ pub fn query_nts(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<
     Ok(verdict(shown, &results))
 }
 
+/// One NTS-KE and one protected exchange with the NTP server it names: the
+/// authenticated sample, or why there is none. For commands that check their
+/// time against an NTS server (`authtime broadcast listen --nts-check`).
+///
+/// # Errors
+/// A message saying what failed (resolution, NTS-KE, the exchange).
+pub fn nts_sample(
+    server: &str,
+    ca: Option<&std::path::Path>,
+    timeout: Duration,
+) -> Result<(Sample, SocketAddr), String> {
+    let (host, port) = host_and_port(server).map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let client = authtime_ntske::KeClient::new(ca).map_err(|e| e.to_string())?;
+    let mut report = KeReport::default();
+    let mut jar = key_exchange(&runtime, &client, &host, port, timeout, &mut report)
+        .map_err(|f| f.reason().to_owned())?;
+    let addr = resolve_ntp(&jar).map_err(|e| e.to_string())?;
+    match exchange(&mut jar, addr, timeout) {
+        Ok(sample) => Ok((sample, addr)),
+        Err(ExchangeError::Nak) => Err("the NTP server answered with an NTS NAK".into()),
+        Err(ExchangeError::Failed(f)) => Err(f.reason().to_owned()),
+    }
+}
+
 /// One NTS-KE: a fresh jar, or the failure (authentication: TLS or the
 /// server's NTS-KE error record; no answer: connection, timeout).
 fn key_exchange(

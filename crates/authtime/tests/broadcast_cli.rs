@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ntp_support::{ChildGuard, TempDir, authtime_bin};
+use ntp_support::{ChildGuard, Serve, TempDir, authtime, authtime_bin, text_of};
 use tesla_support::{Endpoints, keygen};
 
 const LIMIT: Duration = Duration::from_secs(15);
@@ -42,6 +42,16 @@ fn read(p: &Path) -> String {
 /// Runs a server with `secret` and a listener trusting `public`; returns the
 /// listener's exit code, its standard output and all logs.
 fn run(dir: &TempDir, secret: &Path, public: &Path) -> (Option<i32>, String, String) {
+    run_with(dir, secret, public, &[])
+}
+
+/// [`run`] with more arguments for the listener.
+fn run_with(
+    dir: &TempDir,
+    secret: &Path,
+    public: &Path,
+    extra: &[&str],
+) -> (Option<i32>, String, String) {
     let ends = Endpoints::new();
     let group = ends.group.to_string();
     let (serve_out, serve_log) = (dir.path("serve.out"), dir.path("serve.log"));
@@ -68,27 +78,25 @@ fn run(dir: &TempDir, secret: &Path, public: &Path) -> (Option<i32>, String, Str
         &serve_out,
         &serve_log,
     );
-    let mut listener = spawn(
-        "broadcast listen",
-        &[
-            "listen",
-            "--group",
-            &group,
-            "--iface",
-            "127.0.0.1",
-            "--sync",
-            &ends.sync,
-            "--pubkey",
-            &path(public),
-            "--count",
-            "3",
-            "--json",
-            "--timeout",
-            "10",
-        ],
-        &listen_out,
-        &listen_log,
-    );
+    let public = path(public);
+    let mut listen_args = vec![
+        "listen",
+        "--group",
+        &group,
+        "--iface",
+        "127.0.0.1",
+        "--sync",
+        &ends.sync,
+        "--pubkey",
+        &public,
+        "--count",
+        "3",
+        "--json",
+        "--timeout",
+        "10",
+    ];
+    listen_args.extend_from_slice(extra);
+    let mut listener = spawn("broadcast listen", &listen_args, &listen_out, &listen_log);
     let status = listener.wait_for_exit(LIMIT);
     let logs = format!(
         "--- serve log:\n{}\n--- listen log:\n{}\n--- listen out:\n{}",
@@ -135,4 +143,45 @@ fn a_listener_with_the_wrong_public_key_refuses_the_bootstrap() {
     let (code, out, logs) = run(&dir, &secret, &wrong_public);
     assert_eq!(code, Some(1), "{logs}");
     assert!(out.is_empty(), "{logs}");
+}
+
+#[test]
+fn samples_are_cross_checked_with_a_real_nts_server() {
+    let dir = TempDir::new("broadcast-nts-check");
+    let out_dir = dir.0.display().to_string();
+    let out = authtime(&["nts", "cert", "--out-dir", &out_dir, "--name", "localhost"]);
+    assert!(out.status.success(), "{}", text_of(&out));
+    let nts = Serve::start_named(
+        &dir,
+        "nts",
+        "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n[nts-ke]\nlisten = [\"127.0.0.1:0\"]\n\
+         certificate-chain = \"nts-chain.pem\"\nprivate-key = \"nts-key.pem\"\nworkers = 1\n\
+         [keystore]\npath = \"keys\"\n",
+    );
+    let ke = format!("localhost:{}", nts.nts_ke.expect("NTS-KE").port());
+    let ca = path(&dir.path("nts-ca.pem"));
+    let (secret, public) = keygen(&dir, "ed25519");
+    // Same host, same clock: broadcast and NTS agree.
+    let (code, out, logs) = run_with(
+        &dir,
+        &secret,
+        &public,
+        &["--nts-check", &ke, "--nts-ca", &ca],
+    );
+    assert_eq!(code, Some(0), "{logs}");
+    assert!(logs.contains("NTS reference from"), "{logs}");
+    for line in out.lines() {
+        let s: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        assert!(s["nts_offset_ns"].as_i64().expect("NTS offset").abs() < 50_000_000);
+    }
+    assert!(nts.metric("authtime_nts_answered_total") >= 1);
+    // No NTS server there: the listener says so instead of trusting broadcast alone.
+    let (code, _, logs) = run_with(
+        &dir,
+        &secret,
+        &public,
+        &["--nts-check", "127.0.0.1:1", "--nts-ca", &ca],
+    );
+    assert_eq!(code, Some(3), "{logs}");
+    assert!(logs.contains("no NTS reference"), "{logs}");
 }
