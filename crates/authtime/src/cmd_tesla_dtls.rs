@@ -11,17 +11,15 @@
 //! The receiver writes only authenticated payloads, in stream order.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Write};
 use std::net::UdpSocket;
 use std::path::PathBuf;
-use std::sync::mpsc::{self, Receiver as Channel, TryRecvError};
+use std::sync::mpsc::{Receiver as Channel, TryRecvError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow};
 use authtime_sign::{SigningKey, VerifyingKey};
-use authtime_tesla::{
-    BootstrapError, Delivered, Params, ReceiverConfig, Sender, Stats, Status, mac_by_name,
-};
+use authtime_tesla::{BootstrapError, Delivered, Params, ReceiverConfig, Sender, Stats, Status};
 use authtime_tesla_dtls::{
     DtlsError, DtlsMode, FRAGMENT_SIZE, SchemeSigner, SchemeVerifier, SelfSigned, TeslaDtlsClient,
     TeslaDtlsServer, unix_time,
@@ -31,6 +29,7 @@ use serde_json::json;
 use zeroize::Zeroizing;
 
 use crate::cmd_tesla_net::{seconds, socket_addr};
+use crate::cmd_tesla_send::{session_params, spawn_reader};
 use crate::cmd_tesla_stream::{FRAME_HEADER_LEN, Frame, decode, encode_data, encode_end};
 use crate::{Outcome, Streams};
 
@@ -166,8 +165,6 @@ pub struct DtlsRecvArgs {
 /// The sender waits at most this long for each handshake message of a
 /// receiver (a lost flight is not retransmitted: the receiver starts over).
 const ATTEMPT: Duration = Duration::from_secs(1);
-/// Input chunks queued between the reader thread and the sending loop.
-const INPUT_QUEUE: usize = 64;
 
 /// The DTLS mode from the PSK or certificate options.
 fn psk_mode(identity: Option<&String>, hex_key: Option<&String>) -> anyhow::Result<DtlsMode> {
@@ -395,56 +392,14 @@ fn stream(
 
 /// The session parameters from the arguments, validated.
 fn params(args: &DtlsSendArgs) -> anyhow::Result<Params> {
-    let mac = mac_by_name(&args.mac).map_err(|e| anyhow!("--mac {}: {e}", args.mac))?;
-    let interval_ns = args
-        .interval_ms
-        .checked_mul(1_000_000)
-        .ok_or_else(|| anyhow!("--interval-ms {}: too long", args.interval_ms))?;
-    let d = args.delay_intervals;
-    let n = args.chain_length;
-    let lead = d.saturating_mul(4).max(16).min((n / 2).max(1));
-    let params = Params {
-        t0: unix_time(),
-        interval_ns,
-        disclosure_delay: d,
-        chain_len: n,
-        mac,
-        tag_len: args.mac_len,
-        rollover_lead: lead,
-    };
-    params.validate().map_err(|e| anyhow!("{e}"))?;
-    Ok(params)
-}
-
-/// Reads the input in a thread, one chunk of at most `size` bytes per read
-/// (standard input is read directly: [`Streams`] cannot cross threads).
-fn spawn_reader(input: Option<File>, size: usize) -> Channel<io::Result<Vec<u8>>> {
-    let (tx, rx) = mpsc::sync_channel(INPUT_QUEUE);
-    std::thread::spawn(move || {
-        let stdin = io::stdin();
-        let mut reader: Box<dyn Read> = match input {
-            Some(file) => Box::new(file),
-            None => Box::new(stdin.lock()),
-        };
-        loop {
-            let mut chunk = vec![0; size];
-            match reader.read(&mut chunk) {
-                Ok(0) => break,
-                Ok(n) => {
-                    chunk.truncate(n);
-                    if tx.send(Ok(chunk)).is_err() {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    let _ = tx.send(Err(e));
-                    break;
-                }
-            }
-        }
-    });
-    rx
+    session_params(
+        &args.mac,
+        args.mac_len,
+        args.interval_ms,
+        args.delay_intervals,
+        args.chain_length,
+        unix_time(),
+    )
 }
 
 /// Puts the authenticated payloads in order on the output.

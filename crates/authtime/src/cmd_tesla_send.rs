@@ -212,31 +212,50 @@ pub fn send(args: &TeslaSendArgs, streams: &mut Streams<'_>) -> anyhow::Result<O
 
 /// The session parameters from the arguments, validated.
 fn params(args: &TeslaSendArgs) -> anyhow::Result<Params> {
-    let mac = mac_by_name(&args.mac).map_err(|e| anyhow!("--mac {}: {e}", args.mac))?;
-    let interval_ns = args
-        .interval_ms
+    session_params(
+        &args.mac,
+        args.mac_len,
+        args.interval_ms,
+        args.delay_intervals,
+        args.chain_length,
+        wall_clock(),
+    )
+}
+
+/// The session parameters of a sender starting at `t0`, validated; the
+/// arguments are named after the command-line flags they come from (shared
+/// by `tesla send` and `tesla dtls-send`).
+pub(crate) fn session_params(
+    mac_name: &str,
+    mac_len: u8,
+    interval_ms: u64,
+    d: u32,
+    n: u32,
+    t0: authtime_tesla::Time,
+) -> anyhow::Result<Params> {
+    let mac = mac_by_name(mac_name).map_err(|e| anyhow!("--mac {mac_name}: {e}"))?;
+    let interval_ns = interval_ms
         .checked_mul(1_000_000)
-        .ok_or_else(|| anyhow!("--interval-ms {}: too long", args.interval_ms))?;
-    let d = args.delay_intervals;
-    let n = args.chain_length;
+        .ok_or_else(|| anyhow!("--interval-ms {interval_ms}: too long"))?;
     // Long enough that a receiver losing a few packets still authenticates one
     // carrying the next commitment, short enough to leave time to build it.
     let lead = d.saturating_mul(4).max(16).min((n / 2).max(1));
     let params = Params {
-        t0: wall_clock(),
+        t0,
         interval_ns,
         disclosure_delay: d,
         chain_len: n,
         mac,
-        tag_len: args.mac_len,
+        tag_len: mac_len,
         rollover_lead: lead,
     };
     params.validate().map_err(|e| anyhow!("{e}"))?;
     Ok(params)
 }
 
-/// Reads the input in a thread, one chunk of at most `size` bytes per read.
-fn spawn_reader(input: Option<File>, size: usize) -> Channel<io::Result<Vec<u8>>> {
+/// Reads the input in a thread, one chunk of at most `size` bytes per read
+/// (standard input is read directly: [`Streams`] cannot cross threads).
+pub(crate) fn spawn_reader(input: Option<File>, size: usize) -> Channel<io::Result<Vec<u8>>> {
     let (tx, rx) = mpsc::sync_channel(INPUT_QUEUE);
     std::thread::spawn(move || {
         let stdin = io::stdin();
