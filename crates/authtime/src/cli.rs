@@ -59,13 +59,13 @@ pub enum Command {
     /// Quick benchmarks of this machine.
     #[command(subcommand)]
     Bench(BenchCommand),
-    /// Serve NTP (plain and symmetric-key authenticated) until SIGTERM.
+    /// Serve NTP (plain, symmetric-key authenticated, and NTS with NTS-KE) until SIGTERM.
     #[command(after_help = SERVE_HELP)]
     Serve(ServeArgs),
     /// Work with `authtime serve` configuration files.
     #[command(subcommand)]
     Config(ConfigCommand),
-    /// Ask an NTP server for the time, optionally authenticated with a symmetric key.
+    /// Ask an NTP server for the time, optionally authenticated with a symmetric key or NTS.
     #[command(after_help = QUERY_HELP)]
     Query(QueryArgs),
     /// Write a new key file that chrony, ntpd and NTPsec read.

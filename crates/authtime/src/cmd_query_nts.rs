@@ -68,6 +68,12 @@ pub fn query_nts(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<
         return Err(anyhow!("--ca {}: no such file", ca.display()));
     }
     let ke_id = format!("{ke_host}:{ke_port}");
+    // Shown for failures before any NTP server is known: the NTS-KE server.
+    let ke_addr = (ke_host.as_str(), ke_port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .unwrap_or_else(|| SocketAddr::new(IpAddr::from([0u8; 4]), ke_port));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -118,7 +124,7 @@ pub fn query_nts(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<
                 Ok(sample) => break Ok(sample),
             }
         };
-        let shown = target.unwrap_or_else(|| SocketAddr::new(IpAddr::from([0u8; 4]), 0));
+        let shown = target.unwrap_or(ke_addr);
         if !args.json {
             print_line(streams, shown, &result)?;
         }
@@ -127,7 +133,7 @@ pub fn query_nts(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<
     if let (Some(path), Some(jar)) = (&args.cookie_store, &jar) {
         save_jar(path, jar)?;
     }
-    let shown = target.unwrap_or_else(|| SocketAddr::new(IpAddr::from([0u8; 4]), 0));
+    let shown = target.unwrap_or(ke_addr);
     let nts = json!({
         "ke_server": ke_id,
         "ke_exchanges": report.exchanges,
