@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow};
 use authtime_sign::{SigningKey, VerifyingKey};
-use authtime_tesla::{BootstrapError, Delivered, Params, ReceiverConfig, Sender, Stats, Status};
+use authtime_tesla::{BootstrapError, Params, ReceiverConfig, Sender, Stats, Status};
 use authtime_tesla_dtls::{
     DtlsError, DtlsMode, FRAGMENT_SIZE, SchemeSigner, SchemeVerifier, SelfSigned, TeslaDtlsClient,
     TeslaDtlsServer, unix_time,
@@ -30,7 +30,7 @@ use zeroize::Zeroizing;
 
 use crate::cmd_tesla_net::{seconds, socket_addr};
 use crate::cmd_tesla_send::{session_params, spawn_reader};
-use crate::cmd_tesla_stream::{FRAME_HEADER_LEN, Frame, decode, encode_data, encode_end};
+use crate::cmd_tesla_stream::{FRAME_HEADER_LEN, StreamWriter, encode_data, encode_end};
 use crate::{Outcome, Streams};
 
 /// Help text of `authtime tesla dtls-send`.
@@ -400,52 +400,6 @@ fn params(args: &DtlsSendArgs) -> anyhow::Result<Params> {
         args.chain_length,
         unix_time(),
     )
-}
-
-/// Puts the authenticated payloads in order on the output.
-#[derive(Debug, Default)]
-struct StreamWriter {
-    next_seq: u64,
-    written_bytes: u64,
-    written_payloads: u64,
-    missing: u64,
-    late: u64,
-    unframed: u64,
-    ended: bool,
-}
-
-impl StreamWriter {
-    fn deliver(&mut self, released: Vec<Delivered>, out: &mut dyn Write) -> io::Result<()> {
-        let mut data = Vec::with_capacity(released.len());
-        let mut end = None;
-        for d in &released {
-            match decode(&d.payload) {
-                Some(Frame::Data { seq, bytes }) => data.push((seq, bytes)),
-                Some(Frame::End { count }) => end = Some(end.unwrap_or(count).max(count)),
-                None => self.unframed += 1,
-            }
-        }
-        data.sort_by_key(|(seq, _)| *seq);
-        for (seq, bytes) in data {
-            if self.ended || seq < self.next_seq {
-                self.late += 1;
-                continue;
-            }
-            self.missing += seq - self.next_seq;
-            out.write_all(bytes)?;
-            self.written_bytes += bytes.len() as u64;
-            self.written_payloads += 1;
-            self.next_seq = seq + 1;
-        }
-        if let Some(count) = end
-            && !self.ended
-        {
-            self.missing += count.saturating_sub(self.next_seq);
-            self.next_seq = self.next_seq.max(count);
-            self.ended = true;
-        }
-        out.flush()
-    }
 }
 
 /// Connects, bootstraps and receives until the stream ends.

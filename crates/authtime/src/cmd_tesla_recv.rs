@@ -22,16 +22,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow};
 use authtime_sign::VerifyingKey;
-use authtime_tesla::{
-    BootstrapError, Delivered, Receiver, ReceiverConfig, Stats, Status, SyncClient, Time,
-};
+use authtime_tesla::{BootstrapError, Receiver, ReceiverConfig, Stats, Status, SyncClient, Time};
 use serde_json::{Value, json};
 
 use crate::cli_tesla::TeslaRecvArgs;
 use crate::cmd_tesla_net::{
     group_addr, iface_addr, multicast_member, seconds, socket_addr, wall_clock,
 };
-use crate::cmd_tesla_stream::{Frame, decode};
+use crate::cmd_tesla_stream::StreamWriter;
 use crate::tesla_signatures::TeslaVerifier;
 use crate::{Outcome, Streams};
 
@@ -61,53 +59,6 @@ enum BootstrapFailure {
     Refused(String),
     /// Nothing usable in time.
     NoAnswer(String),
-}
-
-/// Puts the authenticated payloads in order on the output.
-#[derive(Debug, Default)]
-struct StreamWriter {
-    next_seq: u64,
-    written_bytes: u64,
-    written_payloads: u64,
-    missing: u64,
-    late: u64,
-    unframed: u64,
-    ended: bool,
-}
-
-impl StreamWriter {
-    /// Writes what `released` (one key's worth, oldest interval first) adds.
-    fn deliver(&mut self, released: Vec<Delivered>, out: &mut dyn Write) -> std::io::Result<()> {
-        let mut data = Vec::with_capacity(released.len());
-        let mut end = None;
-        for d in &released {
-            match decode(&d.payload) {
-                Some(Frame::Data { seq, bytes }) => data.push((seq, bytes)),
-                Some(Frame::End { count }) => end = Some(count),
-                None => self.unframed += 1,
-            }
-        }
-        data.sort_by_key(|(seq, _)| *seq);
-        for (seq, bytes) in data {
-            if self.ended || seq < self.next_seq {
-                self.late += 1;
-                continue;
-            }
-            self.missing += seq - self.next_seq;
-            out.write_all(bytes)?;
-            self.written_bytes += bytes.len() as u64;
-            self.written_payloads += 1;
-            self.next_seq = seq + 1;
-        }
-        if let Some(count) = end
-            && !self.ended
-        {
-            self.missing += count.saturating_sub(self.next_seq);
-            self.next_seq = self.next_seq.max(count);
-            self.ended = true;
-        }
-        out.flush()
-    }
 }
 
 /// Receives until the stream ends, the group falls silent or the clock bound fails.
@@ -506,6 +457,7 @@ impl Run {
 mod tests {
     use super::*;
     use crate::cmd_tesla_stream::{encode_data, encode_end};
+    use authtime_tesla::Delivered;
 
     fn delivered(payloads: &[Vec<u8>]) -> Vec<Delivered> {
         payloads

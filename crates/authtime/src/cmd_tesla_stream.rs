@@ -64,6 +64,57 @@ pub fn decode(payload: &[u8]) -> Option<Frame<'_>> {
     }
 }
 
+/// Puts the authenticated payloads in order on the output.
+#[derive(Debug, Default)]
+pub(crate) struct StreamWriter {
+    pub(crate) next_seq: u64,
+    pub(crate) written_bytes: u64,
+    pub(crate) written_payloads: u64,
+    pub(crate) missing: u64,
+    pub(crate) late: u64,
+    pub(crate) unframed: u64,
+    pub(crate) ended: bool,
+}
+
+impl StreamWriter {
+    /// Writes what `released` (one key's worth, oldest interval first) adds.
+    pub(crate) fn deliver(
+        &mut self,
+        released: Vec<authtime_tesla::Delivered>,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        let mut data = Vec::with_capacity(released.len());
+        let mut end = None;
+        for d in &released {
+            match decode(&d.payload) {
+                Some(Frame::Data { seq, bytes }) => data.push((seq, bytes)),
+                Some(Frame::End { count }) => end = Some(end.unwrap_or(count).max(count)),
+                None => self.unframed += 1,
+            }
+        }
+        data.sort_by_key(|(seq, _)| *seq);
+        for (seq, bytes) in data {
+            if self.ended || seq < self.next_seq {
+                self.late += 1;
+                continue;
+            }
+            self.missing += seq - self.next_seq;
+            out.write_all(bytes)?;
+            self.written_bytes += bytes.len() as u64;
+            self.written_payloads += 1;
+            self.next_seq = seq + 1;
+        }
+        if let Some(count) = end
+            && !self.ended
+        {
+            self.missing += count.saturating_sub(self.next_seq);
+            self.next_seq = self.next_seq.max(count);
+            self.ended = true;
+        }
+        out.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
