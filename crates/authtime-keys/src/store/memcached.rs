@@ -7,7 +7,7 @@
 //! nothing but a log line. Give memcached enough memory anyway.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::time::Duration;
 
 use super::resp::MAX_BULK;
@@ -48,28 +48,7 @@ impl MemcachedStore {
     }
 
     fn connect(&self) -> Result<BufReader<TcpStream>, StoreError> {
-        let unreachable =
-            |e: std::io::Error| StoreError::Unreachable(format!("{}: {e}", self.describe()));
-        let addrs = (self.host.as_str(), self.port)
-            .to_socket_addrs()
-            .map_err(unreachable)?;
-        let mut last = StoreError::Unreachable(format!("{}: no address", self.describe()));
-        for addr in addrs {
-            match TcpStream::connect_timeout(&addr, self.timeout) {
-                Ok(stream) => {
-                    stream
-                        .set_read_timeout(Some(self.timeout))
-                        .map_err(unreachable)?;
-                    stream
-                        .set_write_timeout(Some(self.timeout))
-                        .map_err(unreachable)?;
-                    let _ = stream.set_nodelay(true);
-                    return Ok(BufReader::new(stream));
-                }
-                Err(e) => last = unreachable(e),
-            }
-        }
-        Err(last)
+        super::tcp::connect(&self.host, self.port, self.timeout, &self.describe())
     }
 
     /// `gets`: the value and its cas unique, or `None`.

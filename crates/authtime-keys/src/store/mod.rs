@@ -17,6 +17,7 @@ mod error;
 mod memcached;
 mod redis;
 mod resp;
+mod tcp;
 mod url;
 
 pub use embedded::EmbeddedStore;

@@ -6,7 +6,7 @@
 //! connection means a restarted Redis needs no reconnect logic.
 
 use std::io::BufReader;
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::time::Duration;
 
 use super::resp::{self, Reply};
@@ -65,36 +65,15 @@ impl RedisStore {
     }
 
     fn connect(&self) -> Result<BufReader<TcpStream>, StoreError> {
-        let unreachable =
-            |e: std::io::Error| StoreError::Unreachable(format!("{}: {e}", self.describe()));
-        let addrs = (self.host.as_str(), self.port)
-            .to_socket_addrs()
-            .map_err(unreachable)?;
-        let mut last = StoreError::Unreachable(format!("{}: no address", self.describe()));
-        for addr in addrs {
-            match TcpStream::connect_timeout(&addr, self.timeout) {
-                Ok(stream) => {
-                    stream
-                        .set_read_timeout(Some(self.timeout))
-                        .map_err(unreachable)?;
-                    stream
-                        .set_write_timeout(Some(self.timeout))
-                        .map_err(unreachable)?;
-                    let _ = stream.set_nodelay(true);
-                    let mut conn = BufReader::new(stream);
-                    if let Some(password) = &self.password {
-                        expect_ok(resp::call(&mut conn, &[b"AUTH", password.as_bytes()])?)?;
-                    }
-                    if self.db != 0 {
-                        let db = self.db.to_string();
-                        expect_ok(resp::call(&mut conn, &[b"SELECT", db.as_bytes()])?)?;
-                    }
-                    return Ok(conn);
-                }
-                Err(e) => last = unreachable(e),
-            }
+        let mut conn = super::tcp::connect(&self.host, self.port, self.timeout, &self.describe())?;
+        if let Some(password) = &self.password {
+            expect_ok(resp::call(&mut conn, &[b"AUTH", password.as_bytes()])?)?;
         }
-        Err(last)
+        if self.db != 0 {
+            let db = self.db.to_string();
+            expect_ok(resp::call(&mut conn, &[b"SELECT", db.as_bytes()])?)?;
+        }
+        Ok(conn)
     }
 }
 
