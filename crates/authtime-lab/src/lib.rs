@@ -20,6 +20,7 @@ pub mod openssl_speed;
 pub mod plot;
 pub mod rate;
 pub mod report;
+pub mod rx_timestamp;
 pub mod section_mac;
 pub mod section_ntp;
 pub mod section_nts;

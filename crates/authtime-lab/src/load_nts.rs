@@ -3,19 +3,24 @@
 //! plain NTP exchanges, leaving on a fixed schedule whether or not earlier
 //! ones were answered, for a bounded time and count.
 //!
-//! The schedule is kept by the calling thread (sleeps of at most 100 µs, like
-//! [`crate::load_ntp`]), which hands each request to a tokio runtime as its
-//! own task: a slow server cannot slow the schedule down, only fill the
-//! runtime. Each task notes how late it started; a run whose requests started
-//! more than 20 ms late fell behind, and the generator, not only the server,
-//! limited it. NTS-KE uses one rustls client configuration for the whole run
-//! (full handshakes unless TLS resumption is asked for: the paper's client
-//! kept no TLS state). NTP exchanges share a few connected UDP sockets; one
+//! The schedule is kept inside a tokio runtime on the calling thread (one
+//! thread by default, pinned by the lab to its own CPU): due requests leave in
+//! bursts at the timer's 1 ms ticks; key exchanges become tasks of their own,
+//! so a slow server cannot slow the schedule down, only fill the runtime; NTP
+//! requests are built and sent by the scheduler itself. Every request notes
+//! how late it left against its own scheduled time; a run with more than 5%
+//! of its requests over 5 ms late, or whose sending overran its planned time
+//! by 5%, fell behind, and the generator, not only the server, limited it.
+//! NTS-KE connects to the address resolved once at the start and uses one
+//! rustls client configuration for the whole run (full handshakes unless TLS
+//! resumption is asked for: the paper's client kept no TLS state; the chain
+//! check is remembered, every handshake's signature verified). NTP exchanges share a few connected UDP sockets; one
 //! receiver task per socket matches replies by the origin timestamp (run id
 //! and sequence number) and checks NTS replies with the session's keys.
 //!
 //! Per request it records the paper's client-side times (d_CKE: TCP connect
-//! to keys ready; d_CNTS and d_CNTP: request sent to reply received) and
+//! to keys ready; d_CNTS and d_CNTP: request sent to the kernel's receive
+//! stamp of the reply, so the generator's own queueing is not counted) and
 //! classifies failures. Latency percentiles are exact (every sample is kept,
 //! at most [`MAX_REQUESTS`] per step), not bucketed.
 
@@ -41,14 +46,20 @@ pub const MAX_STEP: Duration = Duration::from_secs(600);
 pub const MAX_TOTAL: Duration = Duration::from_secs(3600);
 /// Most requests in one step (every latency sample is kept).
 pub const MAX_REQUESTS: u64 = 2_000_000;
-/// A request that starts this late counts as late.
-const LATE: Duration = Duration::from_millis(1);
-/// A step fell behind when a request started this late (see [`crate::load_ntp`]).
-const BEHIND: Duration = Duration::from_millis(20);
-/// Longest sleep of the scheduler between two checks of its schedule.
-const PACING_SLEEP: Duration = Duration::from_micros(100);
+/// A request that starts this late counts as late (the schedule's timer
+/// ticks every millisecond, so a few milliseconds are its normal jitter).
+const LATE: Duration = Duration::from_millis(5);
+/// A step fell behind when more than this share of its requests left late...
+const BEHIND_SHARE: f64 = 0.05;
+/// ...or when sending took this much longer than planned. A generator that
+/// cannot keep the rate falls further behind with every request; one that is
+/// only preempted now and then (a stall of the shared machine) delays a few
+/// requests and catches up, and does not count.
+const BEHIND_OVERRUN: f64 = 0.05;
 /// Most requests dispatched in one go when the scheduler catches up.
 const MAX_BURST: u64 = 64;
+/// The scheduler lets other tasks run after this many requests of a burst.
+const YIELD_EVERY: u64 = 8;
 /// Cookies kept for NTS exchanges: below the floor they are reused
 /// (the paper reused one cookie for three exchanges), above the cap the
 /// oldest are dropped.
@@ -180,6 +191,9 @@ impl CookiePool {
 /// An NTP request waiting for its reply.
 struct Pending {
     sent: Instant,
+    /// The same moment on the real-time clock, which the kernel's receive
+    /// timestamps use.
+    sent_wall: std::time::SystemTime,
     nts: Option<(PendingRequest, Arc<Session>)>,
 }
 
@@ -191,8 +205,6 @@ struct Step {
     tally: Mutex<Tally>,
     pending: Mutex<HashMap<u64, Pending>>,
     ke_in_flight: AtomicUsize,
-    /// NTP tasks dispatched that have not sent (or given up) yet.
-    ntp_unsent: AtomicUsize,
     late: AtomicU64,
     max_lag_ns: AtomicU64,
 }
@@ -215,6 +227,8 @@ impl Step {
 /// The generator: a runtime, a TLS client, sockets and cookies kept across steps.
 pub struct Generator {
     opts: NtsLoadOptions,
+    /// The NTS-KE server's address, resolved once (`None`: the name did not resolve).
+    ke_addr: Option<SocketAddr>,
     runtime: tokio::runtime::Runtime,
     client: KeClient,
     pool: Arc<CookiePool>,
@@ -257,19 +271,32 @@ impl Generator {
                 opts.timeout
             ));
         }
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(opts.threads)
-            .enable_all()
-            .build()
-            .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-        let tls = authtime_ntske::tls_config::client_config(opts.ca.as_deref())
+        // One thread: the scheduler, the key exchanges and the receivers share
+        // the calling thread (no wake-ups across threads, one core's worth).
+        let runtime = if opts.threads == 1 {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+        } else {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(opts.threads)
+                .enable_all()
+                .build()
+        }
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        let tls = authtime_ntske::tls_config::load_generator_client_config(opts.ca.as_deref())
             .map_err(|e| format!("trust anchors: {e}"))?;
         let mut tls = (*tls).clone();
         if !opts.tls_resumption {
             tls.resumption = rustls::client::Resumption::disabled();
         }
         let client = KeClient::from_config(Arc::new(tls));
+        let host = opts.ke_host.trim_start_matches('[').trim_end_matches(']');
+        let ke_addr = std::net::ToSocketAddrs::to_socket_addrs(&(host, opts.ke_port))
+            .ok()
+            .and_then(|mut a| a.next());
         Ok(Self {
+            ke_addr,
             opts,
             runtime,
             client,
@@ -314,6 +341,7 @@ impl Generator {
                 self.opts.ke_port,
                 self.opts.timeout,
             ));
+            // fetch resolves the name itself and so reports a name that does not resolve.
             match fetched.map_err(|e| e.to_string()).and_then(session_of) {
                 Ok((session, cookies)) => {
                     ntp = Some(session.ntp);
@@ -365,36 +393,44 @@ impl Generator {
             tally: Mutex::new(Tally::default()),
             pending: Mutex::new(HashMap::new()),
             ke_in_flight: AtomicUsize::new(0),
-            ntp_unsent: AtomicUsize::new(0),
             late: AtomicU64::new(0),
             max_lag_ns: AtomicU64::new(0),
         });
         *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some(step.clone());
         let reused_before = self.pool.reused.load(Ordering::Relaxed);
         let cpu0 = crate::cpu_time::process_cpu_time();
-        let sent_for = self.schedule(&step, rate, total);
-        self.drain(&step);
+        let sent_for = self.runtime.block_on(self.schedule(&step, rate, total));
+        self.runtime.block_on(drain(&step));
         let wall = step.start.elapsed();
         let cpu = crate::cpu_time::process_cpu_time().saturating_sub(cpu0);
         *self.current.lock().unwrap_or_else(|e| e.into_inner()) = None;
         let mut tally = std::mem::take(&mut *step.tally());
         tally.cookies_reused = self.pool.reused.load(Ordering::Relaxed) - reused_before;
         let max_lag = Duration::from_nanos(step.max_lag_ns.load(Ordering::Relaxed));
+        let late = step.late.load(Ordering::Relaxed);
+        let behind = late as f64 > BEHIND_SHARE * total as f64
+            || sent_for > duration.mul_f64(1.0 + BEHIND_OVERRUN) + LATE;
         Ok(tally.report(
             self.opts.mode,
             rate,
             duration,
             sent_for,
-            step.late.load(Ordering::Relaxed),
+            late,
             max_lag,
-            max_lag > BEHIND,
+            behind,
             cpu.as_secs_f64() / wall.as_secs_f64().max(1e-9),
             keep_samples,
         ))
     }
 
     /// Dispatches `total` requests on schedule; returns how long it took.
-    fn schedule(&self, step: &Arc<Step>, rate: f64, total: u64) -> Duration {
+    ///
+    /// It runs inside the runtime: key exchanges become tasks, NTP requests
+    /// are built and sent right here (a UDP send does not wait for the
+    /// server). Between due requests it sleeps on the runtime's timer (1 ms
+    /// resolution), so due requests leave in small bursts; each records how
+    /// late it left against its own scheduled time.
+    async fn schedule(&self, step: &Arc<Step>, rate: f64, total: u64) -> Duration {
         let ns_per_request = 1e9 / rate;
         let mut seq = 0u64;
         while seq < total {
@@ -402,19 +438,24 @@ impl Generator {
             let due = ((now.as_nanos() as f64 / ns_per_request) as u64 + 1).min(total);
             if seq >= due {
                 let next = Duration::from_nanos((seq as f64 * ns_per_request) as u64);
-                std::thread::sleep(next.saturating_sub(now).min(PACING_SLEEP));
+                tokio::time::sleep(next.saturating_sub(now)).await;
                 continue;
             }
-            for _ in 0..(due - seq).min(MAX_BURST) {
+            for i in 0..(due - seq).min(MAX_BURST) {
                 let scheduled = Duration::from_nanos((seq as f64 * ns_per_request) as u64);
-                self.dispatch(step, seq, scheduled);
+                self.dispatch(step, seq, scheduled).await;
                 seq += 1;
+                // Let the key exchanges and receivers run within a burst too.
+                if i % YIELD_EVERY == YIELD_EVERY - 1 {
+                    tokio::task::yield_now().await;
+                }
             }
+            tokio::task::yield_now().await;
         }
         step.start.elapsed()
     }
 
-    fn dispatch(&self, step: &Arc<Step>, seq: u64, scheduled: Duration) {
+    async fn dispatch(&self, step: &Arc<Step>, seq: u64, scheduled: Duration) {
         let ke = match self.opts.mode {
             Mode::Ke => true,
             Mode::Nts { ntp_per_ke } => ntp_per_ke > 0 && seq.is_multiple_of(u64::from(ntp_per_ke)),
@@ -423,65 +464,54 @@ impl Generator {
         if ke {
             if step.ke_in_flight.load(Ordering::Relaxed) >= self.opts.connections_max {
                 step.tally().ke_errors.generator_cap += 1;
-            } else {
+            } else if let Some(addr) = self.ke_addr {
                 step.ke_in_flight.fetch_add(1, Ordering::Relaxed);
                 let (step, client, pool) = (step.clone(), self.client.clone(), self.pool.clone());
-                let (host, port) = (self.opts.ke_host.clone(), self.opts.ke_port);
+                let name = self.opts.ke_host.clone();
                 let feed = matches!(self.opts.mode, Mode::Nts { .. });
-                self.runtime.spawn(async move {
+                tokio::spawn(async move {
                     step.started(scheduled);
-                    let result = client.fetch(&host, port, step.timeout).await;
+                    let result = client.fetch_at(addr, &name, step.timeout).await;
                     step.ke_in_flight.fetch_sub(1, Ordering::Relaxed);
                     ke_done(&step, &pool, result, feed);
                 });
+            } else {
+                step.tally().ke_errors.other += 1;
             }
         }
         if self.opts.mode == Mode::Ke {
             return;
         }
-        let socket = self.sockets[(seq as usize) % self.sockets.len()].clone();
-        let (step, pool) = (step.clone(), self.pool.clone());
+        let socket = &self.sockets[(seq as usize) % self.sockets.len()];
         let nts = self.opts.mode != Mode::Ntp;
-        step.ntp_unsent.fetch_add(1, Ordering::Relaxed);
-        self.runtime.spawn(async move {
-            step.started(scheduled);
-            ntp_exchange(&step, &pool, &socket, seq, nts).await;
-            step.ntp_unsent.fetch_sub(1, Ordering::Relaxed);
-        });
+        step.started(scheduled);
+        ntp_exchange(step, &self.pool, socket, seq, nts).await;
     }
+}
 
-    /// Waits for the answers of the last requests (bounded by the timeout),
-    /// then counts what is still pending as timeouts.
-    fn drain(&self, step: &Step) {
-        let deadline = Instant::now() + step.timeout + Duration::from_millis(50);
-        while Instant::now() < deadline {
-            let pending = step.pending.lock().map_or(0, |p| p.len());
-            if pending == 0
-                && step.ke_in_flight.load(Ordering::Relaxed) == 0
-                && step.ntp_unsent.load(Ordering::Relaxed) == 0
-            {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
+/// Waits for the answers of the last requests (bounded by the timeout),
+/// then counts what is still pending as timeouts.
+async fn drain(step: &Step) {
+    let deadline = Instant::now() + step.timeout + Duration::from_millis(50);
+    while Instant::now() < deadline {
+        let pending = step.pending.lock().map_or(0, |p| p.len());
+        if pending == 0 && step.ke_in_flight.load(Ordering::Relaxed) == 0 {
+            break;
         }
-        let left = {
-            let mut pending = step.pending.lock().unwrap_or_else(|e| e.into_inner());
-            let n = pending.len() as u64;
-            pending.clear();
-            n
-        };
-        let unsent = step.ntp_unsent.load(Ordering::Relaxed) as u64;
-        let mut tally = step.tally();
-        tally.ntp_errors.timeout += left;
-        // Tasks the runtime had not even run by now: the generator's failure.
-        tally.ntp_errors.generator_cap += unsent;
-        drop(tally);
-        // A key exchange still open here ends by its own timeout; wait for it
-        // (bounded) so that it is counted in this step.
-        let deadline = Instant::now() + step.timeout;
-        while step.ke_in_flight.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let left = {
+        let mut pending = step.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let n = pending.len() as u64;
+        pending.clear();
+        n
+    };
+    step.tally().ntp_errors.timeout += left;
+    // A key exchange still open here ends by its own timeout; wait for it
+    // (bounded) so that it is counted in this step.
+    let deadline = Instant::now() + step.timeout;
+    while step.ke_in_flight.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 
@@ -517,6 +547,8 @@ fn udp_socket(target: SocketAddr) -> Result<std::net::UdpSocket, String> {
     let _ = s.set_send_buffer_size(SOCKET_BUFFER);
     s.bind(&local.into())
         .map_err(|e| format!("cannot bind {local}: {e}"))?;
+    // Without stamps the round trip ends when the reply is read instead.
+    let _ = crate::rx_timestamp::enable(&s);
     s.connect(&target.into())
         .map_err(|e| format!("cannot reach {target}: {e}"))?;
     s.set_nonblocking(true).map_err(|e| e.to_string())?;
@@ -645,6 +677,7 @@ async fn ntp_exchange(step: &Step, pool: &CookiePool, socket: &UdpSocket, seq: u
             transmit,
             Pending {
                 sent: Instant::now(),
+                sent_wall: std::time::SystemTime::now(),
                 nts: nts_state,
             },
         );
@@ -671,25 +704,48 @@ async fn receive(
 ) {
     let mut buf = vec![0u8; 2048];
     while !stop.load(Ordering::Relaxed) {
-        let received = tokio::time::timeout(Duration::from_millis(50), socket.recv(&mut buf)).await;
-        let n = match received {
-            Err(_) => continue,
-            Ok(Ok(n)) => n,
-            // An ICMP port unreachable for an earlier request.
-            Ok(Err(_)) => {
-                if let Some(step) = current.lock().ok().and_then(|c| c.clone()) {
-                    step.tally().icmp_refused += 1;
-                }
-                continue;
-            }
-        };
-        let at = Instant::now();
-        let Some(step) = current.lock().ok().and_then(|c| c.clone()) else {
+        let ready = tokio::time::timeout(Duration::from_millis(50), socket.readable()).await;
+        if !matches!(ready, Ok(Ok(()))) {
             continue;
+        }
+        // Everything queued, each reply timed by the kernel's arrival stamp.
+        loop {
+            let got = socket.try_io(tokio::io::Interest::READABLE, || {
+                crate::rx_timestamp::recv(&*socket, &mut buf)
+            });
+            let (n, stamp) = match got {
+                Ok(got) => got,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                // An ICMP port unreachable for an earlier request.
+                Err(_) => {
+                    if let Some(step) = current.lock().ok().and_then(|c| c.clone()) {
+                        step.tally().icmp_refused += 1;
+                    }
+                    continue;
+                }
+            };
+            take_reply(&current, &pool, &buf[..n], Instant::now(), stamp);
+        }
+    }
+}
+
+/// Matches one reply to its request, checks it and records its round trip:
+/// from the send to the kernel's receive stamp when there is one, else to `at`.
+fn take_reply(
+    current: &Mutex<Option<Arc<Step>>>,
+    pool: &CookiePool,
+    buf: &[u8],
+    at: Instant,
+    stamp: Option<std::time::SystemTime>,
+) {
+    let n = buf.len();
+    {
+        let Some(step) = current.lock().ok().and_then(|c| c.clone()) else {
+            return;
         };
         let Some(origin) = buf.get(24..32).and_then(|b| <[u8; 8]>::try_from(b).ok()) else {
             step.tally().unmatched += 1;
-            continue;
+            return;
         };
         let entry = step
             .pending
@@ -698,9 +754,12 @@ async fn receive(
             .remove(&u64::from_be_bytes(origin));
         let Some(entry) = entry else {
             step.tally().unmatched += 1;
-            continue;
+            return;
         };
-        let rtt = at.saturating_duration_since(entry.sent);
+        let rtt = stamp
+            .and_then(|s| s.duration_since(entry.sent_wall).ok())
+            .filter(|r| *r <= step.timeout)
+            .unwrap_or_else(|| at.saturating_duration_since(entry.sent));
         let micros = rtt.as_micros().min(u128::from(u32::MAX)) as u32;
         let reply = &buf[..n];
         let mut fresh = None;

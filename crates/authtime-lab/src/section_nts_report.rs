@@ -8,7 +8,7 @@ use crate::{
     plot::{Plot, Series},
     report::{Section, Table},
     section_nts::{MAX_ERRORS, MAX_P95_GROWTH, MeasuredStep, Plan, Ramp, ServerRun},
-    section_nts_server::SERVER_HISTOGRAMS,
+    section_nts_server::{Histogram, SERVER_HISTOGRAMS},
 };
 
 /// Requests per second a NIST stratum-1 server sees (seed 000).
@@ -136,6 +136,7 @@ fn ramp_table(runs: &[ServerRun]) -> Table {
         "Scalability ramps (the paper's Figures 7 to 12)",
         &[
             "server",
+            "round",
             "ramp",
             "offered (req/s)",
             "answered KE / NTP",
@@ -182,6 +183,7 @@ fn ramp_table(runs: &[ServerRun]) -> Table {
                 };
                 t.row(vec![
                     run.server.into(),
+                    format!("{}", run.round + 1),
                     ramp.kind.into(),
                     format!("{:.0}", l.rate),
                     format!("{} / {}", l.ke_ok, l.ntp_ok),
@@ -208,7 +210,8 @@ fn ramp_table(runs: &[ServerRun]) -> Table {
          nts-ntp = NTS-NTP exchanges alone (cookies of a few earlier key exchanges, fresh ones from each reply). Latencies are the client's: d_CKE for nts-ke, d_CNTS otherwise. \
          A step passes with p95 under {MAX_P95_GROWTH}× the unloaded p95, under {:.1}% errors (key exchanges and NTP exchanges together), and the generator on schedule. \
          Server CPU = its processes' (chronyd: with its NTS-KE helper) CPU time ÷ step time, one core = 100%; generator CPU likewise for the generator's process. \
-         Server-side mean: authtime's d_SKE (nts-ke) or d_SNTS (other ramps) over the step. A ramp stops after a step with over 5% errors, a generator that fell behind, or two failing steps.",
+         Server-side mean: authtime's d_SKE (nts-ke) or d_SNTS (other ramps) over the step. A ramp stops after a step with over 5% errors, a generator that fell behind, or two failing steps in a row. \
+         Each step starts once the server is idle (under 5% of a core over 100 ms, waiting at most 5 s), so the backlog of an overloaded step is not charged to the next one.",
         100.0 * MAX_ERRORS
     );
     t
@@ -237,18 +240,46 @@ fn knee_table(runs: &[ServerRun], findings: &mut Vec<String>) -> Table {
         ("nts-3", "–"),
         ("nts-ntp", "≥ 2× chronyd"),
     ] {
-        let get =
-            |name: &str| find(runs, name).and_then(|r| r.ramps.iter().find(|x| x.kind == kind));
-        let (a, c) = (get("authtime"), get("chronyd"));
+        // Every round's ramp of this kind on `name`, and the round whose knee is the median.
+        let median = |name: &str| {
+            let mut ramps: Vec<&Ramp> = runs
+                .iter()
+                .filter(|r| r.server == name)
+                .filter_map(|r| r.ramps.iter().find(|x| x.kind == kind))
+                .collect();
+            ramps.sort_by(|x, y| {
+                x.knee
+                    .rate
+                    .unwrap_or(0.0)
+                    .total_cmp(&y.knee.rate.unwrap_or(0.0))
+            });
+            let mid = ramps.get(ramps.len() / 2).copied();
+            let all = ramps
+                .iter()
+                .map(|r| fmt_knee(r))
+                .collect::<Vec<_>>()
+                .join(", ");
+            (mid, all)
+        };
+        let ((a, a_all), (c, c_all)) = (median("authtime"), median("chronyd"));
         let ratio = match (a.and_then(|r| r.knee.rate), c.and_then(|r| r.knee.rate)) {
             (Some(x), Some(y)) if y > 0.0 => Some(x / y),
             _ => None,
         };
+        let cell = |r: Option<&Ramp>, all: &str| {
+            r.map_or("–".into(), |r| {
+                if all.contains(',') {
+                    format!("{} (rounds: {all})", fmt_knee(r))
+                } else {
+                    fmt_knee(r)
+                }
+            })
+        };
         t.row(vec![
             kind.into(),
-            a.map_or("–".into(), fmt_knee),
+            cell(a, &a_all),
             a.map_or("–".into(), |r| r.knee.stopped_by.clone()),
-            c.map_or("–".into(), fmt_knee),
+            cell(c, &c_all),
             c.map_or("–".into(), |r| r.knee.stopped_by.clone()),
             ratio.map_or("–".into(), |r| format!("{r:.2}×")),
             target.into(),
@@ -256,18 +287,35 @@ fn knee_table(runs: &[ServerRun], findings: &mut Vec<String>) -> Table {
         if let (Some(a), Some(c)) = (a, c) {
             findings.push(format!(
                 "{kind}: authtime's knee {} req/s ({}), chronyd's {} req/s ({}){}.",
-                fmt_knee(a),
+                cell(Some(a), &a_all),
                 a.knee.stopped_by,
-                fmt_knee(c),
+                cell(Some(c), &c_all),
                 c.knee.stopped_by,
                 ratio.map_or(String::new(), |r| format!(": {r:.2}×"))
             ));
         }
     }
-    t.note = "≥: the server did not fail first (the generator fell behind or used its whole core, or the ramp ended), so the knee is a lower bound. \
+    t.note = "With several rounds the knee shown is the median round's (every round's in brackets) and its reason is that round's. \
+              ≥: the server did not fail first (the generator fell behind or used its whole core, or the ramp ended), so the knee is a lower bound. \
               <: even the first step failed. The generator shares the 2-core machine with the server (one core each), so NTS-KE knees also measure the client's own TLS cost."
         .into();
     t
+}
+
+/// authtime's d_SNTS under load: the median of the server-side means of
+/// the NTS-NTP ramp's passing steps (all its steps when none passed), µs.
+fn d_snts_under_load(run: &ServerRun) -> Option<f64> {
+    let ramp = run.ramps.iter().find(|r| r.kind == "nts-ntp")?;
+    let pick = |passing: bool| {
+        let mut v: Vec<f64> = ramp
+            .steps
+            .iter()
+            .filter(|s| !passing || s.passed)
+            .filter_map(|s| s.server_mean_us[1])
+            .collect();
+        crate::stats::median(&mut v)
+    };
+    pick(true).or_else(|| pick(false))
 }
 
 /// Median server CPU seconds per answered request over a ramp's passing steps
@@ -483,21 +531,38 @@ pub fn section(
         }
     }
     let knees = knee_table(runs, &mut findings);
-    if let Some(a) = find(runs, "authtime")
-        && let Some(h) = a.nts.as_ref().and_then(|s| s.server_histograms[1].as_ref())
-        && let Some(mean) = h.mean_us()
-    {
-        findings.push(format!(
-            "authtime's d_SNTS averages {} unloaded: {:.0}× below the paper's 80.8 µs (issue 6 target: ≥ 20×).",
-            us(mean),
-            80.8 / mean.max(1e-9)
-        ));
-    } else if find(runs, "authtime").is_some() {
-        findings.push(
-            "authtime's server-side d_SNTS and d_SNTP are not in its metrics yet \
-             (authtime_nts_response_seconds, authtime_ntp_response_seconds): those cells are missing, not zero."
-                .into(),
-        );
+    // Table II, the capacity on paper and the plots come from the first round.
+    let first: Vec<ServerRun> = runs.iter().filter(|r| r.round == 0).cloned().collect();
+    if let Some(a) = find(&first, "authtime") {
+        let unloaded = a
+            .nts
+            .as_ref()
+            .and_then(|s| s.server_histograms[1].as_ref())
+            .and_then(Histogram::mean_us);
+        let loaded = d_snts_under_load(a);
+        let target = 80.8 / 20.0;
+        let say = |v: f64| {
+            format!(
+                "{} ({:.0}× below the paper's 80.8 µs, target {} µs: {})",
+                us(v),
+                80.8 / v.max(1e-9),
+                target,
+                if v <= target { "met" } else { "missed" }
+            )
+        };
+        match (unloaded, loaded) {
+            (None, None) => findings.push(
+                "authtime's server-side d_SNTS is not in its metrics \
+                 (authtime_nts_response_seconds): those cells are missing, not zero."
+                    .into(),
+            ),
+            (u, l) => findings.push(format!(
+                "authtime's d_SNTS: {} unloaded (one request every {:.0} ms, caches cold between them); {} under load (median of the NTS-NTP ramp's passing steps' means). Issue 6's target is at least 20× below the paper.",
+                u.map_or("–".into(), say),
+                1000.0 / plan.unloaded_rate,
+                l.map_or("–".into(), say),
+            )),
+        }
     }
     let limited: Vec<String> = runs
         .iter()
@@ -518,7 +583,7 @@ pub fn section(
             limited.join(", ")
         ));
     }
-    let pinning: Vec<String> = runs
+    let pinning: Vec<String> = first
         .iter()
         .map(|r| {
             format!(
@@ -534,10 +599,10 @@ pub fn section(
         })
         .collect();
     let tables = vec![
-        table_ii(runs),
+        table_ii(&first),
         ramp_table(runs),
         knees,
-        capacity_table(runs),
+        capacity_table(&first),
     ];
     Section {
         id: "nts".into(),
@@ -546,19 +611,22 @@ pub fn section(
         method: format!(
             "Both servers run on 127.0.0.1 with the same CA-signed P-256 leaf (made by `authtime nts cert`): `authtime serve` (1 NTP worker, 1 NTS-KE worker, 512 connections, rate limiting off, embedded key store) \
              and chronyd 4.x (`-4 -x -d`, `ntsprocesses 1`, `maxntsconnections 512`, no `ratelimit`/`ntsratelimit`). Pinning: {}. \
-             The open-loop generator (authtime-lab's load_nts: a scheduler thread and a one-thread tokio runtime, 4 UDP sockets, one rustls client configuration with TLS resumption off) \
-             runs unloaded steps at {:.0} req/s for {:.0} s, then ramps of {:.0} s steps (timeout {:.0} s per request). \
+             The open-loop generator (authtime-lab's load_nts) is one thread on CPU 1 running a single-threaded tokio runtime: it keeps the schedule, runs each NTS-KE as a task (full TLS 1.3 handshakes, resumption off; the certificate chain check is remembered per chain and name, every handshake's signature is verified), \
+             and sends NTP exchanges over 4 UDP sockets, checking every NTS reply and timing it by the kernel's receive stamp (SO_TIMESTAMPNS), so its own queueing is not counted. \
+             It runs unloaded steps at {:.0} req/s for {:.0} s, then ramps of {:.0} s steps (timeout {:.0} s per request); {} round(s), each server measured once per round, alternating, from a fresh start. \
+             authtime's NTS-KE threads run at nice 10 (its NTP workers at 0); chronyd's processes all at 0. \
              The paper used 20 s steps of 100 req/s on separate machines; here the client shares a 2-core machine with the server. This section took {:.1} s{}.",
             pinning.join(", "),
             plan.unloaded_rate,
             plan.unloaded.as_secs_f64(),
             plan.step.as_secs_f64(),
             plan.timeout.as_secs_f64(),
+            plan.rounds,
             elapsed.as_secs_f64(),
             if quick { " (`--quick`: 1 s steps, indicative)" } else { "" }
         ),
         tables,
-        plots: plots(runs),
+        plots: plots(&first),
         findings,
         data: serde_json::json!({ "plan": plan, "runs": runs }),
     }

@@ -177,18 +177,25 @@ fn free_udp_port() -> Result<u16, String> {
         .map_err(|e| format!("no free UDP port on 127.0.0.1: {e}"))
 }
 
-/// The `authtime` executable beside this one.
+/// The `authtime` executable beside this one (or one directory up, for test binaries).
 ///
 /// # Errors
 /// When it is not there.
 pub fn authtime_exe() -> Result<PathBuf, String> {
-    let exe = std::env::current_exe()
-        .map_err(|e| format!("cannot find this executable: {e}"))?
-        .with_file_name("authtime");
-    if exe.exists() {
-        Ok(exe)
-    } else {
-        Err(format!("{} not found", exe.display()))
+    let me = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let exe = me.with_file_name("authtime");
+    // Test binaries live one level down, in target/<profile>/deps.
+    let above = me
+        .parent()
+        .and_then(Path::parent)
+        .map(|d| d.join("authtime"));
+    match [Some(exe.clone()), above]
+        .into_iter()
+        .flatten()
+        .find(|p| p.is_file())
+    {
+        Some(found) => Ok(found),
+        None => Err(format!("{} not found", exe.display())),
     }
 }
 

@@ -24,6 +24,7 @@ pub mod key_ring;
 mod ring_blob;
 pub mod server;
 mod server_outcome;
+mod siv;
 
 #[doc(hidden)]
 pub mod fuzz_harness;

@@ -107,6 +107,12 @@ impl fmt::Debug for KeClient {
     }
 }
 
+/// The TLS name of `host` (brackets of an IPv6 literal removed).
+fn server_name(host: &str) -> Result<ServerName<'static>, KeClientError> {
+    let host = bare_host(host);
+    ServerName::try_from(host.to_owned()).map_err(|_| KeClientError::InvalidHost(host.to_owned()))
+}
+
 /// Removes the brackets of an IPv6 literal (`[::1]` -> `::1`).
 fn bare_host(host: &str) -> &str {
     host.strip_prefix('[')
@@ -152,17 +158,47 @@ impl KeClient {
         }
     }
 
+    /// Runs one key exchange with the server at `addr`, checking its certificate
+    /// against `tls_name` (a DNS name or IP address), all of it within `timeout`.
+    /// Unlike [`KeClient::fetch`] it resolves no name: load generators call it
+    /// many times a second.
+    pub async fn fetch_at(
+        &self,
+        addr: SocketAddr,
+        tls_name: &str,
+        timeout: Duration,
+    ) -> Result<KeOutcome, KeClientError> {
+        let run = async {
+            let started = Instant::now();
+            let server_name = server_name(tls_name)?;
+            let tcp = TcpStream::connect(addr)
+                .await
+                .map_err(KeClientError::Connect)?;
+            self.exchange_on(started, server_name, tcp).await
+        };
+        match tokio::time::timeout(timeout, run).await {
+            Ok(result) => result,
+            Err(_) => Err(KeClientError::Timeout),
+        }
+    }
+
     async fn exchange(&self, host: &str, port: u16) -> Result<KeOutcome, KeClientError> {
         let started = Instant::now();
-        let host = bare_host(host);
-        let server_name = ServerName::try_from(host.to_owned())
-            .map_err(|_| KeClientError::InvalidHost(host.to_owned()))?;
-        let request =
-            build_request(&self.aead_preference).map_err(|_| KeClientError::NoAeadOffered)?;
-
-        let tcp = TcpStream::connect((host, port))
+        let server_name = server_name(host)?;
+        let tcp = TcpStream::connect((bare_host(host), port))
             .await
             .map_err(KeClientError::Connect)?;
+        self.exchange_on(started, server_name, tcp).await
+    }
+
+    async fn exchange_on(
+        &self,
+        started: Instant,
+        server_name: ServerName<'static>,
+        tcp: TcpStream,
+    ) -> Result<KeOutcome, KeClientError> {
+        let request =
+            build_request(&self.aead_preference).map_err(|_| KeClientError::NoAeadOffered)?;
         let _ = tcp.set_nodelay(true);
         let ke_peer = tcp.peer_addr().map_err(KeClientError::Connect)?;
         let mut tls = TlsConnector::from(self.tls.clone())

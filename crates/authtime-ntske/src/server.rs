@@ -427,10 +427,13 @@ async fn serve_connection(shared: &Shared, stream: TcpStream) -> SessionOutcome 
         shared.metrics.add_cookies(*cookies);
     }
     let write_deadline = deadline.max(Instant::now() + TIMEOUT_REPLY_GRACE);
+    // The response and close_notify leave in one write; closing the socket
+    // (when `tls` is dropped) then sends the FIN, so no shutdown call is needed.
     let written = timeout_at(write_deadline, async {
-        tls.write_all(&response.bytes).await?;
-        tls.flush().await?;
-        tls.shutdown().await
+        let connection = tls.get_mut().1;
+        std::io::Write::write_all(&mut connection.writer(), &response.bytes)?;
+        connection.send_close_notify();
+        tls.flush().await
     })
     .await;
     match written {

@@ -103,6 +103,11 @@ pub fn server_config(
     config.alpn_protocols = vec![ALPN_NTSKE.to_vec()];
     // The server's suite order wins (all three are strong).
     config.ignore_client_order = true;
+    // No session tickets: an NTS client runs NTS-KE once per session and
+    // chrony never resumes, so tickets would only cost two extra sealed
+    // records and a session-cache insert on every handshake.
+    config.send_tls13_tickets = 0;
+    config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
     Ok(Arc::new(config))
 }
 
@@ -114,10 +119,8 @@ pub fn server_config_from_files(
     server_config(load_certificates(chain_path)?, load_private_key(key_path)?)
 }
 
-/// A TLS 1.3-only client configuration asking for ALPN `ntske/1`, trusting the
-/// certificates in `ca_file` (a CA or a self-signed server certificate), or the webpki
-/// roots when `None`.
-pub fn client_config(ca_file: Option<&Path>) -> Result<Arc<rustls::ClientConfig>, TlsConfigError> {
+/// The trust anchors in `ca_file`, or the webpki roots when `None`.
+fn root_store(ca_file: Option<&Path>) -> Result<rustls::RootCertStore, TlsConfigError> {
     let mut roots = rustls::RootCertStore::empty();
     match ca_file {
         Some(path) => {
@@ -127,6 +130,14 @@ pub fn client_config(ca_file: Option<&Path>) -> Result<Arc<rustls::ClientConfig>
         }
         None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
     }
+    Ok(roots)
+}
+
+/// A TLS 1.3-only client configuration asking for ALPN `ntske/1`, trusting the
+/// certificates in `ca_file` (a CA or a self-signed server certificate), or the webpki
+/// roots when `None`.
+pub fn client_config(ca_file: Option<&Path>) -> Result<Arc<rustls::ClientConfig>, TlsConfigError> {
+    let roots = root_store(ca_file)?;
     let mut config = rustls::ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(rustls_error)?
@@ -134,6 +145,103 @@ pub fn client_config(ca_file: Option<&Path>) -> Result<Arc<rustls::ClientConfig>
         .with_no_client_auth();
     config.alpn_protocols = vec![ALPN_NTSKE.to_vec()];
     Ok(Arc::new(config))
+}
+
+/// A client configuration like [`client_config`] for load generators, which
+/// run thousands of handshakes a second against one server: the result of
+/// the certificate chain check (path to a trust anchor, validity, the server
+/// name) is remembered per (chain, name) for the life of the configuration,
+/// so a chain already checked is not checked again, while every handshake's
+/// signature (TLS 1.3 CertificateVerify) is still verified against its
+/// certificate. An expiry reached during the run is therefore not noticed.
+pub fn load_generator_client_config(
+    ca_file: Option<&Path>,
+) -> Result<Arc<rustls::ClientConfig>, TlsConfigError> {
+    let provider = provider();
+    let inner = rustls::client::WebPkiServerVerifier::builder_with_provider(
+        Arc::new(root_store(ca_file)?),
+        provider.clone(),
+    )
+    .build()
+    .map_err(|e| TlsConfigError::Rustls(e.to_string()))?;
+    let verifier = Arc::new(ChainCheckCache {
+        inner,
+        checked: std::sync::Mutex::new(Vec::new()),
+    });
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(rustls_error)?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![ALPN_NTSKE.to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// Most (chain, name) pairs [`ChainCheckCache`] remembers.
+const CHAIN_CACHE_MAX: usize = 16;
+
+/// See [`load_generator_client_config`].
+#[derive(Debug)]
+struct ChainCheckCache {
+    inner: Arc<rustls::client::WebPkiServerVerifier>,
+    /// (end entity, intermediates, server name) that passed the inner check.
+    checked: std::sync::Mutex<Vec<(Vec<Vec<u8>>, String)>>,
+}
+
+impl rustls::client::danger::ServerCertVerifier for ChainCheckCache {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &rustls_pki_types::ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls_pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        let chain: Vec<Vec<u8>> = std::iter::once(end_entity)
+            .chain(intermediates)
+            .map(|c| c.as_ref().to_vec())
+            .collect();
+        let name = server_name.to_str().into_owned();
+        let lock = || self.checked.lock().unwrap_or_else(|e| e.into_inner());
+        if lock().iter().any(|(c, n)| *c == chain && *n == name) {
+            return Ok(rustls::client::danger::ServerCertVerified::assertion());
+        }
+        let verified = self.inner.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        )?;
+        let mut checked = lock();
+        if checked.len() < CHAIN_CACHE_MAX {
+            checked.push((chain, name));
+        }
+        Ok(verified)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
 }
 
 #[cfg(test)]

@@ -359,3 +359,39 @@ async fn request_split_into_one_byte_tls_records_is_served() {
     assert_eq!(session.cookies.len(), 8);
     server.stop().await;
 }
+
+/// The load generator's configuration remembers a chain it checked, but
+/// only for that chain and that name: another (untrusted) certificate for
+/// the same name, or the trusted chain under another name, is still refused.
+#[tokio::test]
+async fn load_generator_config_remembers_only_the_chain_and_name_it_checked() {
+    use authtime_ntske::tls_config::load_generator_client_config;
+    let dir = TempDir::new("gen-trusted");
+    certs::ca_signed(&["localhost"]).write_to(dir.path());
+    let other = TempDir::new("gen-untrusted");
+    certs::self_signed(&["localhost"]).write_to(other.path());
+    let trusted = start(config(dir.path())).await;
+    let untrusted = start(config(other.path())).await;
+
+    let tls = load_generator_client_config(Some(&dir.path().join("trust.pem"))).expect("config");
+    let client = KeClient::from_config(tls);
+    for _ in 0..3 {
+        let out = client
+            .fetch_at(trusted.addr, "localhost", T)
+            .await
+            .expect("trusted chain");
+        assert_eq!(out.cookies.len(), 8);
+    }
+    let err = client
+        .fetch_at(untrusted.addr, "localhost", T)
+        .await
+        .expect_err("untrusted chain, same name");
+    assert!(matches!(err, KeClientError::Handshake(_)), "{err}");
+    let err = client
+        .fetch_at(trusted.addr, "other.example", T)
+        .await
+        .expect_err("trusted chain, wrong name");
+    assert!(matches!(err, KeClientError::Handshake(_)), "{err}");
+    trusted.stop().await;
+    untrusted.stop().await;
+}

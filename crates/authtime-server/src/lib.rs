@@ -41,6 +41,11 @@ mod nts_ke;
 pub mod nts_keys;
 mod nts_worker;
 mod sockets;
+#[expect(
+    unsafe_code,
+    reason = "setpriority is FFI; each block has a SAFETY comment"
+)]
+mod thread_priority;
 mod worker;
 
 pub use access::AccessList;

@@ -80,6 +80,15 @@ pub(crate) fn start(
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(settings.workers)
         .thread_name("nts-ke")
+        .on_thread_start(|| {
+            // Time requests first: see thread_priority.rs. A refusal only
+            // costs NTP latency under a handshake burst.
+            if let Err(e) =
+                crate::thread_priority::set_current_thread_nice(crate::thread_priority::NTS_KE_NICE)
+            {
+                tracing::debug!("cannot lower the NTS-KE thread's priority: {e}");
+            }
+        })
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the NTS-KE runtime: {e}"))?;
