@@ -37,9 +37,10 @@ struct Lane<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct SivMismatch;
 
-/// doubling in GF(2^128) (RFC 5297 section 2.3).
+/// Doubling in GF(2^128) (RFC 5297 section 2.3), without a branch on the
+/// (secret) top bit.
 fn dbl(x: u128) -> u128 {
-    (x << 1) ^ if x >> 127 == 1 { 0x87 } else { 0 }
+    (x << 1) ^ (0x87 & 0u128.wrapping_sub(x >> 127))
 }
 
 /// `bytes` (at most 16) as a block, zero-filled.
@@ -294,4 +295,17 @@ fn encrypt<C: BlockCipherEncrypt<BlockSize = aes::cipher::consts::U16>>(c: &C, x
     let out = u128::from_be_bytes(b.into());
     b.as_mut_slice().zeroize();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubling_reduces_by_the_field_polynomial() {
+        assert_eq!(dbl(1), 2);
+        assert_eq!(dbl(1 << 127), 0x87);
+        assert_eq!(dbl((1 << 127) | 1), 0x85);
+        assert_eq!(dbl(u128::MAX), (u128::MAX << 1) ^ 0x87);
+    }
 }

@@ -291,9 +291,12 @@ pub enum LoadCommand {
                       or not earlier ones finished, at most --connections-max open at once (more \
                       count as generator-cap errors). Reports d_CKE percentiles (p50, p95, p99, \
                       max), errors by class (timeout, refused, reset, tls, ke-refused, ...) and \
-                      whether the generator fell behind its schedule. --ramp runs one step per \
-                      rate (--step-seconds each); `--ramp paper` is the NTS paper's 100 to 8000 \
-                      in steps of 100.\n\n\
+                      whether the generator fell behind its schedule (over 5% of requests more \
+                      than 5 ms late, or sending overran by 5%). The certificate chain check is \
+                      done once per chain and name; every handshake's signature is verified. \
+                      --ramp runs one step per rate (--step-seconds each); `--ramp paper` is the \
+                      NTS paper's 100 to 8000 in steps of 100. With --threads 1 (the default) \
+                      the generator is one thread: pin it with `taskset` to a core of its own.\n\n\
                       Examples:\n  authtime load nts-ke --target localhost:14460 --ca nts-ca.pem --rate 500 --duration 5\n  \
                       authtime load nts-ke --target localhost:14460 --ca nts-ca.pem --ramp 500:3000:500 --step-seconds 3 --json ke.json"
     )]
@@ -304,8 +307,10 @@ pub enum LoadCommand {
                       also starts an NTS-KE session (the NTS paper used 3), whose cookies feed \
                       the exchanges (0: no key exchanges during the run, the cookies of 8 made \
                       beforehand and those of each reply are used). The NTP server is the one \
-                      NTS-KE names. Reports d_CNTS and d_CKE percentiles and errors by class \
-                      (timeout, nak, bad-auth, ...).\n\n\
+                      NTS-KE names. Every reply is authenticated; its round trip ends at the \
+                      kernel's receive stamp, so the generator's own queueing is not counted. \
+                      Reports d_CNTS and d_CKE percentiles and errors by class (timeout, nak, \
+                      bad-auth, ...).\n\n\
                       Examples:\n  authtime load nts --target localhost:14460 --ca nts-ca.pem --rate 3000 --duration 5\n  \
                       authtime load nts --target localhost:14460 --ca nts-ca.pem --ntp-per-ke 0 --ramp 5000:50000:5000 --step-seconds 2"
     )]
@@ -345,7 +350,8 @@ pub struct LoadNtsCommonArgs {
     /// UDP sockets for NTP exchanges.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub sockets: usize,
-    /// Offer TLS 1.3 session resumption (default: a full handshake every time).
+    /// Offer TLS 1.3 session resumption (default: a full handshake every time; authtime's
+    /// NTS-KE server issues no tickets, so this only changes anything against servers that do).
     #[arg(long)]
     pub tls_resumption: bool,
     /// Also write the full report as JSON to FILE.
