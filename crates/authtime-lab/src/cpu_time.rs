@@ -44,6 +44,21 @@ pub fn process_cpu_time() -> Duration {
 
 /// Runs `iterations` × 64 dependent adds (64 cycles per iteration at one add per cycle).
 #[cfg(target_arch = "x86_64")]
+/// Steal time of all CPUs together, in seconds (`/proc/stat`, the `cpu`
+/// line's eighth field, in USER_HZ ticks of 1/100 s): time the hypervisor
+/// gave this virtual machine's CPUs to someone else. `None` off Linux.
+#[must_use]
+pub fn steal_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    parse_steal(&stat)
+}
+
+fn parse_steal(stat: &str) -> Option<f64> {
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let ticks: u64 = line.split_whitespace().nth(8)?.parse().ok()?;
+    Some(ticks as f64 / 100.0)
+}
+
 fn add_chain(iterations: u64) -> u64 {
     let mut x: u64 = 0;
     let mut n = iterations;
@@ -108,5 +123,22 @@ mod tests {
     fn clock_estimate_is_plausible() {
         let ghz = estimate_ghz(5).expect("x86-64");
         assert!((0.5..8.0).contains(&ghz), "{ghz} GHz");
+    }
+}
+
+#[cfg(test)]
+mod steal_tests {
+    use super::*;
+
+    #[test]
+    fn steal_is_the_cpu_lines_eighth_field() {
+        let stat = "cpu  4132719 19013 399407 1088665 6657 0 21333 37861 0 0\n\
+                    cpu0 2059755 11929 189513 563550 1635 0 8398 18703 0 0\n";
+        assert_eq!(parse_steal(stat), Some(378.61));
+        assert_eq!(parse_steal("cpu0 1 2 3\n"), None);
+        assert_eq!(parse_steal("cpu  1 2 3\n"), None);
+        if cfg!(target_os = "linux") {
+            assert!(steal_seconds().is_some());
+        }
     }
 }

@@ -51,6 +51,9 @@ pub const MAX_REQUESTS: u64 = 2_000_000;
 const LATE: Duration = Duration::from_millis(5);
 /// A step fell behind when more than this share of its requests left late...
 const BEHIND_SHARE: f64 = 0.05;
+/// (and more than this many: a handful of late requests in a short step is a
+/// stall, not a generator out of breath)...
+const BEHIND_MIN: f64 = 10.0;
 /// ...or when sending took this much longer than planned. A generator that
 /// cannot keep the rate falls further behind with every request; one that is
 /// only preempted now and then (a stall of the shared machine) delays a few
@@ -408,7 +411,7 @@ impl Generator {
         tally.cookies_reused = self.pool.reused.load(Ordering::Relaxed) - reused_before;
         let max_lag = Duration::from_nanos(step.max_lag_ns.load(Ordering::Relaxed));
         let late = step.late.load(Ordering::Relaxed);
-        let behind = late as f64 > BEHIND_SHARE * total as f64
+        let behind = late as f64 > (BEHIND_SHARE * total as f64).max(BEHIND_MIN)
             || sent_for > duration.mul_f64(1.0 + BEHIND_OVERRUN) + LATE;
         Ok(tally.report(
             self.opts.mode,

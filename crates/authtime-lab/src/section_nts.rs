@@ -144,6 +144,9 @@ pub struct MeasuredStep {
     pub passed: bool,
     /// The unloaded p95 it was judged against, µs.
     pub baseline_p95_us: f64,
+    /// Share of the machine's CPU time the hypervisor took during the step
+    /// (steal time), when the kernel reports it.
+    pub steal: Option<f64>,
 }
 
 impl MeasuredStep {
@@ -263,7 +266,9 @@ fn measured_step(
     server.check_alive()?;
     settle(server);
     let (cpu0, h0) = (server.cpu_seconds(), server_histograms(server));
+    let (steal0, wall0) = (crate::cpu_time::steal_seconds(), std::time::Instant::now());
     let load = generator.step(rate, duration, keep)?;
+    let (steal1, wall) = (crate::cpu_time::steal_seconds(), wall0.elapsed());
     let (cpu1, h1) = (server.cpu_seconds(), server_histograms(server));
     server.check_alive()?;
     let mut hist: [Option<Histogram>; 3] = Default::default();
@@ -279,6 +284,10 @@ fn measured_step(
         server_histograms: hist,
         passed: false,
         baseline_p95_us: 0.0,
+        steal: steal0.zip(steal1).map(|(a, b)| {
+            let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+            (b - a) / (wall.as_secs_f64() * cpus as f64).max(1e-9)
+        }),
     })
 }
 
@@ -571,6 +580,7 @@ mod tests {
             server_histograms: Default::default(),
             passed: false,
             baseline_p95_us: 1000.0,
+            steal: None,
         };
         s.passed = passes(&s, 1000.0);
         s

@@ -18,6 +18,8 @@ const FLEET_CLIENTS: f64 = 1_000_000.0;
 const FLEET_POLL_S: f64 = 64.0;
 /// Key exchanges per client per day on paper (restarts, cookies lost).
 const FLEET_KE_PER_DAY: f64 = 1.0;
+/// Steps with more steal time than this are called disturbed.
+const STEAL_WARNING: f64 = 0.05;
 /// Servers run at this share of their cores at most.
 const HEADROOM: f64 = 0.5;
 
@@ -147,6 +149,7 @@ fn ramp_table(runs: &[ServerRun]) -> Table {
             "main error",
             "server CPU",
             "generator CPU",
+            "steal",
             "server-side mean",
             "pass",
         ],
@@ -199,6 +202,7 @@ fn ramp_table(runs: &[ServerRun]) -> Table {
                         100.0 * l.generator_cpu,
                         if l.fell_behind { ", fell behind" } else { "" }
                     ),
+                    s.steal.map_or("–".into(), |v| format!("{:.1}%", 100.0 * v)),
                     side.map_or("–".into(), us),
                     if s.passed { "yes" } else { "no" }.into(),
                 ]);
@@ -210,6 +214,7 @@ fn ramp_table(runs: &[ServerRun]) -> Table {
          nts-ntp = NTS-NTP exchanges alone (cookies of a few earlier key exchanges, fresh ones from each reply). Latencies are the client's: d_CKE for nts-ke, d_CNTS otherwise. \
          A step passes with p95 under {MAX_P95_GROWTH}× the unloaded p95, under {:.1}% errors (key exchanges and NTP exchanges together), and the generator on schedule. \
          Server CPU = its processes' (chronyd: with its NTS-KE helper) CPU time ÷ step time, one core = 100%; generator CPU likewise for the generator's process. \
+         Steal: the share of the machine's CPU time the hypervisor gave to other guests during the step (/proc/stat); above a few percent the step's figures say more about the neighbours than about the servers. \
          Server-side mean: authtime's d_SKE (nts-ke) or d_SNTS (other ramps) over the step. A ramp stops after a step with over 5% errors, a generator that fell behind, or two failing steps in a row. \
          Each step starts once the server is idle (under 5% of a core over 100 ms, waiting at most 5 s), so the backlog of an overloaded step is not charged to the next one.",
         100.0 * MAX_ERRORS
@@ -563,6 +568,57 @@ pub fn section(
                 l.map_or("–".into(), say),
             )),
         }
+    }
+    let steals: Vec<(f64, String)> = runs
+        .iter()
+        .flat_map(|r| {
+            let unloaded = [&r.ke, &r.nts, &r.ntp]
+                .into_iter()
+                .flatten()
+                .map(move |s| (s, format!("{} round {} unloaded", r.server, r.round + 1)));
+            let ramps = r.ramps.iter().flat_map(move |ramp| {
+                ramp.steps.iter().map(move |s| {
+                    (
+                        s,
+                        format!(
+                            "{} round {} {} at {:.0}/s",
+                            r.server,
+                            r.round + 1,
+                            ramp.kind,
+                            s.load.rate
+                        ),
+                    )
+                })
+            });
+            unloaded.chain(ramps)
+        })
+        .filter_map(|(s, name)| s.steal.map(|v| (v, name)))
+        .collect();
+    if !steals.is_empty() {
+        let disturbed: Vec<&str> = steals
+            .iter()
+            .filter(|(v, _)| *v > STEAL_WARNING)
+            .map(|(_, n)| n.as_str())
+            .collect();
+        let worst = steals.iter().map(|(v, _)| *v).fold(0.0, f64::max);
+        findings.push(if disturbed.is_empty() {
+            format!(
+                "The hypervisor took at most {:.1}% of the CPUs in any step (steal time): the machine was quiet.",
+                100.0 * worst
+            )
+        } else {
+            let named = disturbed.iter().take(8).copied().collect::<Vec<_>>().join(", ");
+            let more = disturbed.len().saturating_sub(8);
+            format!(
+                "The hypervisor took over {:.0}% of the CPUs (steal time, worst {:.1}%) in {} of {} steps: {named}{}. \
+                 Their figures say more about the neighbours than about the servers: prefer undisturbed rounds, or rerun on a quiet machine.",
+                100.0 * STEAL_WARNING,
+                100.0 * worst,
+                disturbed.len(),
+                steals.len(),
+                if more > 0 { format!(" and {more} more") } else { String::new() }
+            )
+        });
     }
     let limited: Vec<String> = runs
         .iter()

@@ -291,7 +291,7 @@ pub enum LoadCommand {
                       or not earlier ones finished, at most --connections-max open at once (more \
                       count as generator-cap errors). Reports d_CKE percentiles (p50, p95, p99, \
                       max), errors by class (timeout, refused, reset, tls, ke-refused, ...) and \
-                      whether the generator fell behind its schedule (over 5% of requests more \
+                      whether the generator fell behind its schedule (over 5% of requests, and over 10, more \
                       than 5 ms late, or sending overran by 5%). The certificate chain check is \
                       done once per chain and name; every handshake's signature is verified. \
                       --ramp runs one step per rate (--step-seconds each); `--ramp paper` is the \
