@@ -1,12 +1,14 @@
-//! `authtime-sign` keys behind `authtime-tesla`'s bootstrap traits (the same
-//! twenty lines the command line has in `authtime::tesla_signatures`, kept here
-//! so that this crate does not depend on the binary crate).
+//! `authtime-sign` keys behind `authtime-tesla`'s bootstrap traits: the
+//! sender signs sync responses with a `SigningKey`, the receiver checks them
+//! with a `VerifyingKey`. Every TESLA transport (multicast, DTLS, NTP
+//! broadcast) and the command line use these two adapters.
 
 use authtime_sign::{SigningKey, VerifyingKey};
 use authtime_tesla::{BootstrapSigner, BootstrapVerifier, SignError};
 
 /// A sender's secret key signing sync responses; the scheme id on the wire is
-/// `Scheme::id`.
+/// `Scheme::id`. An LMS key loaded from its file saves its advanced state
+/// before each signature is returned.
 pub struct SchemeSigner(pub SigningKey);
 
 impl BootstrapSigner for SchemeSigner {
@@ -39,14 +41,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn adapter_signatures_verify_and_a_flipped_bit_fails() {
-        let key = SigningKey::generate_from_seed(Scheme::Ed25519, [3; 32]);
-        let verifier = SchemeVerifier(key.verifying_key());
-        let mut signer = SchemeSigner(key);
-        assert_eq!(signer.scheme_id(), verifier.scheme_id());
-        let mut sig = signer.sign(b"m").expect("sign");
-        assert!(verifier.verify(b"m", &sig));
-        sig[3] ^= 0x10;
-        assert!(!verifier.verify(b"m", &sig));
+    fn signatures_made_through_the_traits_verify_and_a_flipped_bit_fails() {
+        for scheme in [Scheme::Ed25519, Scheme::EcdsaP256, Scheme::MlDsa44] {
+            let key = SigningKey::generate_from_seed(scheme, [7; 32]);
+            let verifier = SchemeVerifier(key.verifying_key());
+            let mut signer = SchemeSigner(key);
+            assert_eq!(signer.scheme_id(), verifier.scheme_id());
+            let mut sig = signer.sign(b"sync response").expect("sign");
+            assert!(verifier.verify(b"sync response", &sig), "{scheme}");
+            sig[0] ^= 1;
+            assert!(!verifier.verify(b"sync response", &sig), "{scheme}");
+            sig[0] ^= 1;
+            sig[3] ^= 0x10;
+            assert!(!verifier.verify(b"sync response", &sig), "{scheme}");
+            assert!(!verifier.verify(b"sync response", &[]), "{scheme}");
+        }
     }
 }

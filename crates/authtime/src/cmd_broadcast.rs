@@ -25,8 +25,8 @@ use crate::cli_broadcast::{BroadcastListenArgs, BroadcastServeArgs};
 use crate::cmd_tesla_net::{
     group_addr, iface_addr, multicast_member, multicast_sender, seconds, socket_addr,
 };
-use crate::tesla_signatures::{TeslaSigner, TeslaVerifier};
 use crate::{Outcome, Streams};
+use authtime_tesla_dtls::{SchemeSigner, SchemeVerifier};
 
 /// A sync request is repeated after this long without an answer.
 const SYNC_RETRY: Duration = Duration::from_secs(1);
@@ -71,7 +71,7 @@ pub fn serve(args: &BroadcastServeArgs, streams: &mut Streams<'_>) -> anyhow::Re
     let sync = UdpSocket::bind(sync_addr)
         .with_context(|| format!("--sync-listen {sync_addr}: cannot bind"))?;
     let local_sync = sync.local_addr().unwrap_or(sync_addr);
-    let mut server = BroadcastServer::new(data, sync, group, sender, Box::new(TeslaSigner(key)));
+    let mut server = BroadcastServer::new(data, sync, group, sender, Box::new(SchemeSigner(key)));
     writeln!(
         streams.stderr,
         "broadcast serve: to {group} via {iface}, sync on {local_sync}, {scheme} key, T_int {} \
@@ -135,7 +135,7 @@ enum Refusal {
 /// requests repeated every [`SYNC_RETRY`] until `deadline`.
 fn bootstrap(
     sync_addr: SocketAddr,
-    verifier: &TeslaVerifier,
+    verifier: &SchemeVerifier,
     receiver_config: &ReceiverConfig,
     config: ClientConfig,
     deadline: Instant,
@@ -230,7 +230,7 @@ pub fn listen(args: &BroadcastListenArgs, streams: &mut Streams<'_>) -> anyhow::
         return Err(anyhow!("--count 0: must be at least 1"));
     }
     let public = VerifyingKey::load_key_file(&args.pubkey).map_err(|e| anyhow!("--pubkey: {e}"))?;
-    let verifier = TeslaVerifier(public);
+    let verifier = SchemeVerifier(public);
     let config = ClientConfig {
         max_step_ns: (args.max_step_ms * 1e6) as u64,
         ..ClientConfig::default()

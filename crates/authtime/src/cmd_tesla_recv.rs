@@ -30,8 +30,8 @@ use crate::cmd_tesla_net::{
     group_addr, iface_addr, multicast_member, seconds, socket_addr, wall_clock,
 };
 use crate::cmd_tesla_stream::StreamWriter;
-use crate::tesla_signatures::TeslaVerifier;
 use crate::{Outcome, Streams};
+use authtime_tesla_dtls::SchemeVerifier;
 
 /// The first sync request is repeated after this long without a response,
 /// and each later one after twice as long as the one before: every request
@@ -80,7 +80,7 @@ pub fn recv(args: &TeslaRecvArgs, streams: &mut Streams<'_>) -> anyhow::Result<O
         ));
     }
     let public = VerifyingKey::load_key_file(&args.pubkey).map_err(|e| anyhow!("--pubkey: {e}"))?;
-    let verifier = TeslaVerifier(public);
+    let verifier = SchemeVerifier(public);
     let Streams { stdout, stderr, .. } = streams;
     let stderr: &mut dyn Write = &mut **stderr;
     let mut file;
@@ -207,7 +207,7 @@ fn write_json_file(path: &Path, object: &Value) -> anyhow::Result<()> {
 fn bootstrap(
     group_socket: &UdpSocket,
     sync_socket: &UdpSocket,
-    verifier: &TeslaVerifier,
+    verifier: &SchemeVerifier,
     config: &ReceiverConfig,
     timeout: Duration,
     max_early_bytes: usize,

@@ -25,8 +25,8 @@ use crate::cmd_tesla_net::{
     group_addr, iface_addr, multicast_sender, seconds, socket_addr, wall_clock,
 };
 use crate::cmd_tesla_stream::{FRAME_HEADER_LEN, encode_data, encode_end};
-use crate::tesla_signatures::TeslaSigner;
 use crate::{Outcome, Streams};
+use authtime_tesla_dtls::SchemeSigner;
 
 /// Largest payload: stream bytes, framing and TESLA trailer stay in one UDP datagram.
 const MAX_PAYLOAD: usize = 60_000;
@@ -72,7 +72,7 @@ const SIGN_QUEUE: usize = 16;
 /// (SLH-DSA takes a good fraction of a second) never holds up the stream,
 /// and sends their fragments.
 fn spawn_signer(
-    mut signer: TeslaSigner,
+    mut signer: SchemeSigner,
     socket: UdpSocket,
 ) -> anyhow::Result<(mpsc::SyncSender<SignJob>, Channel<SignOutcome>)> {
     let (jobs, job_rx) = mpsc::sync_channel::<SignJob>(SIGN_QUEUE);
@@ -174,7 +174,7 @@ pub fn send(args: &TeslaSendArgs, streams: &mut Streams<'_>) -> anyhow::Result<O
     )?;
 
     let chunks = spawn_reader(input, args.payload_size);
-    let signer = TeslaSigner(key);
+    let signer = SchemeSigner(key);
     let scheme_id = authtime_tesla::BootstrapSigner::scheme_id(&signer);
     let (sign_jobs, signed) =
         spawn_signer(signer, sync_socket.try_clone().context("sync socket")?)?;

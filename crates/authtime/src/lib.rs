@@ -43,7 +43,6 @@ pub mod mac_name;
 pub mod message_input;
 pub mod nts_cookie_store;
 pub mod secret_arg;
-pub mod tesla_signatures;
 
 /// The exit codes of `authtime`, the same for every command.
 pub mod exit_code {
