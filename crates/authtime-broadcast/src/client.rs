@@ -88,6 +88,9 @@ pub enum Rejection {
     StepTooLarge,
     /// The arrival time of the packet was not remembered.
     NoArrival,
+    /// The authenticated header says the sender's clock is unsynchronized
+    /// (leap indicator 3, stratum 0, or stratum 16 and above).
+    Unsynchronized,
 }
 
 /// One authenticated broadcast packet and what the client made of it.
@@ -114,6 +117,8 @@ pub struct ClientStats {
     pub unsafe_dropped: u64,
     /// Packets that failed TESLA authentication (bad MAC or key, replay).
     pub failed: u64,
+    /// Authenticated samples from a sender that says it is unsynchronized.
+    pub unsynchronized: u64,
 }
 
 /// The client: a bootstrapped TESLA receiver plus the time logic.
@@ -258,7 +263,13 @@ impl BroadcastClient {
         let tx = NtpTimestamp::from_bits(u64::from_be_bytes(tx_bits));
         let tx_ns: UnixTime = tx.to_unix_near(self.reference_unix_secs);
         let offset = i64::try_from(tx_ns.as_nanos() - i128::from(arrival.0)).unwrap_or(i64::MIN);
-        let verdict = self.judge(offset, arrival);
+        let leap = delivered.payload.first().map_or(3, |b| b >> 6);
+        let stratum = delivered.payload.get(1).copied().unwrap_or(0);
+        let verdict = if leap == 3 || stratum == 0 || stratum >= 16 {
+            Err(Rejection::Unsynchronized)
+        } else {
+            self.judge(offset, arrival)
+        };
         match verdict {
             Ok(()) => {
                 self.stats.accepted += 1;
@@ -270,6 +281,7 @@ impl BroadcastClient {
             }
             Err(Rejection::AboveBound) => self.stats.above_bound += 1,
             Err(Rejection::StepTooLarge) => self.stats.step_too_large += 1,
+            Err(Rejection::Unsynchronized) => self.stats.unsynchronized += 1,
             Err(Rejection::NoArrival) => {}
         }
         Sample {

@@ -6,11 +6,12 @@ use std::{
     time::{Duration, Instant},
 };
 
+use authtime_clock::{Announcement, UnsyncCause};
 use authtime_tesla::{
     BootstrapSigner, BootstrapVerifier, Receiver, ReceiverConfig, Sender, SenderError, SyncClient,
     Time,
 };
-use authtime_wire::{Header, LeapIndicator, Mode, NtpTimestamp, ReferenceId};
+use authtime_wire::{Header, Mode, NtpTimestamp};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::{
@@ -115,6 +116,7 @@ pub struct BroadcastServer {
     signer: Box<dyn BootstrapSigner + Send>,
     sent: u64,
     syncs: u64,
+    clock: Announcement,
 }
 
 impl core::fmt::Debug for BroadcastServer {
@@ -146,7 +148,15 @@ impl BroadcastServer {
             signer,
             sent: 0,
             syncs: 0,
+            clock: Announcement::unsynchronized(UnsyncCause::NotYetRead),
         }
+    }
+
+    /// What the next broadcast packets say about the sender's clock (leap,
+    /// stratum, reference, root delay and dispersion): the server's clock
+    /// source's announcement. Until it is set, packets say unsynchronized.
+    pub fn set_clock(&mut self, announcement: Announcement) {
+        self.clock = announcement;
     }
 
     /// Packets multicast so far.
@@ -167,13 +177,16 @@ impl BroadcastServer {
     /// Socket, sender or encoding errors.
     pub fn broadcast(&mut self) -> Result<usize, BroadcastError> {
         let now = unix_time();
+        let clock = &self.clock;
         let mut header = Header::new(Mode::Broadcast);
-        header.leap = LeapIndicator::NoWarning;
-        header.stratum = 2;
+        header.leap = clock.leap;
+        header.stratum = clock.stratum;
         header.poll = 4;
         header.precision = -20;
-        header.reference_id = ReferenceId::from_ascii(*b"TSLA");
-        header.reference_ts = ntp_from_unix(now);
+        header.reference_id = clock.reference_id;
+        header.reference_ts = clock.reference_ts;
+        header.root_delay = clock.root_delay;
+        header.root_dispersion = clock.root_dispersion;
         header.transmit_ts = ntp_from_unix(now);
         let payload = wire::header_bytes(&header).map_err(BroadcastError::Wire)?;
         let packet = self

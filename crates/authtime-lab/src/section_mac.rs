@@ -324,6 +324,11 @@ fn ratio(a: f64, b: Option<f64>) -> String {
     })
 }
 
+/// What a report says where cycles would stand but the clock estimate is not
+/// trusted; the machine line gives the reason.
+pub const UNTRUSTED_CLOCK: &str =
+    "not trusted on this machine, so no cycles are printed: the machine line says why";
+
 /// Builds the section from measured rows.
 #[must_use]
 pub fn section(rows: &[MacRow], ghz: Option<f64>, quick: bool) -> Section {
@@ -383,7 +388,7 @@ pub fn section(rows: &[MacRow], ghz: Option<f64>, quick: bool) -> Section {
         "Mpps = millions of packets per CPU-second of one core (median). c/pkt from the estimated clock ({}). \
          Batch = {BATCH} packets per call. `batch ÷ speed` divides by `openssl speed` where it has the algorithm, \
          else by the EVP per-packet figure.",
-        ghz.map_or_else(|| "unknown".into(), |g| format!("{g:.2} GHz"))
+        ghz.map_or_else(|| UNTRUSTED_CLOCK.into(), |g| format!("{g:.2} GHz"))
     );
     tables.push(t48);
 
@@ -513,7 +518,8 @@ pub fn section(rows: &[MacRow], ghz: Option<f64>, quick: bool) -> Section {
         seed: "000_27c30ca74dddf7c6.txt, the two tables of section 4 (48-byte payload, packets/s and cycles/byte, with and without AES-NI)".into(),
         method: format!(
             "Each figure is the median of {} runs of {} ms of thread CPU time (items per CPU-second, as `openssl speed` \
-             divides by user time). Cycles are estimated from a calibrated dependent-add chain (the VM has no PMU). \
+             divides by user time). Cycles come from the clock estimate of the machine line (the hardware cycle counter checked by \
+             two instruction chains, or the chains alone when they agree), and are left out when it is not trusted. \
              Ours: `Mac::compute` per packet and `Mac::compute_many` on {BATCH} packets, kernels chosen by CPU features; \
              `portable` forces `Isa::PORTABLE` (our SIMD kernels off; the RustCrypto crates underneath still use AES-NI/SHA-NI). \
              `no-NI build`: `authtime-soft` (scripts/build-soft.sh: the RustCrypto crates compiled with their software \

@@ -79,6 +79,11 @@ impl SearchPlan {
 /// `plan.start`, then bisection between the last passing and first failing
 /// rate. `None` when even `plan.start` fails. Errors of `passes` end the search.
 ///
+/// The `[clock]` of the lab's authtime servers: declared as chronyd's
+/// `local stratum 8` is, so that both servers announce the same thing.
+pub const LAB_CLOCK: &str =
+    "[clock]\nsource = \"static\"\nstratum = 8\nreference-id = \"127.127.1.1\"\n";
+
 /// # Errors
 /// The first error of `passes`.
 pub fn search_rate(
@@ -233,7 +238,7 @@ fn start_authtime(dir: &TempDir, keys: &Path) -> Result<(ServerProcess, SocketAd
         &config,
         format!(
             "[ntp]\nlisten = [\"127.0.0.1:{port}\"]\nkeys = \"{}\"\nkey-format = \"chrony\"\n\
-             workers = 1\n[rate-limit]\nenabled = false\n",
+             workers = 1\n[rate-limit]\nenabled = false\n{LAB_CLOCK}",
             keys.display()
         ),
     )

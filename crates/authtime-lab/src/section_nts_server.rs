@@ -8,6 +8,7 @@
     reason = "sched_setaffinity in pre_exec, geteuid, sysconf"
 )]
 
+use crate::section_ntp::LAB_CLOCK;
 use std::{
     fs,
     io::{Read as _, Write as _},
@@ -240,23 +241,30 @@ pub fn make_certificates(dir: &Scratch) -> Result<Certificates, String> {
     })
 }
 
+/// Starts `command` pinned to `cpu` (when given) with its standard error in
+/// `log`; returns the child and whether the pin holds.
 fn spawn_pinned(
     mut command: Command,
-    cpu: usize,
+    cpu: Option<usize>,
     log: &Path,
     what: &str,
 ) -> Result<(Child, bool), String> {
-    // SAFETY: the closure runs between fork and exec and only calls
-    // sched_setaffinity (async-signal-safe) on a stack-local set.
-    unsafe {
-        command.pre_exec(move || {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
-            // Best effort: a refused pin leaves the process unpinned.
-            let _ =
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw const set);
-            Ok(())
-        });
+    if let Some(cpu) = cpu {
+        // SAFETY: the closure runs between fork and exec and only calls
+        // sched_setaffinity (async-signal-safe) on a stack-local set.
+        unsafe {
+            command.pre_exec(move || {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(cpu, &mut set);
+                // Best effort: a refused pin leaves the process unpinned.
+                let _ = libc::sched_setaffinity(
+                    0,
+                    std::mem::size_of::<libc::cpu_set_t>(),
+                    &raw const set,
+                );
+                Ok(())
+            });
+        }
     }
     let child = command
         .stdin(Stdio::null())
@@ -264,7 +272,7 @@ fn spawn_pinned(
         .stderr(fs::File::create(log).map_err(|e| e.to_string())?)
         .spawn()
         .map_err(|e| format!("cannot start {what}: {e}"))?;
-    let pinned = affinity_is(child.id(), cpu);
+    let pinned = cpu.is_some_and(|cpu| affinity_is(child.id(), cpu));
     Ok((child, pinned))
 }
 
@@ -308,14 +316,14 @@ fn wait_ready(server: &mut NtsServer) -> Result<(), String> {
 }
 
 /// `authtime serve`: one NTP worker and one NTS-KE worker, rate limiting off,
-/// pinned to `cpu`.
+/// pinned to `cpu` when given.
 ///
 /// # Errors
 /// When it cannot be configured or started.
 pub fn start_authtime(
     dir: &Scratch,
     certs: &Certificates,
-    cpu: usize,
+    cpu: Option<usize>,
 ) -> Result<NtsServer, String> {
     let (ntp, ke, metrics) = (free_udp_port()?, free_tcp_port()?, free_tcp_port()?);
     let config = dir.path("serve.toml");
@@ -323,7 +331,7 @@ pub fn start_authtime(
         &config,
         format!(
             "[ntp]\nlisten = [\"127.0.0.1:{ntp}\"]\nworkers = 1\n\
-             [rate-limit]\nenabled = false\n\
+             [rate-limit]\nenabled = false\n{LAB_CLOCK}\
              [nts-ke]\nlisten = [\"127.0.0.1:{ke}\"]\ncertificate-chain = \"{}\"\n\
              private-key = \"{}\"\nworkers = 1\nmax-connections = 512\n\
              [keystore]\nkind = \"embedded\"\npath = \"{}\"\n\
@@ -364,7 +372,7 @@ pub fn find_chronyd() -> Option<PathBuf> {
 /// chronyd as an NTS server on loopback, never touching the clock
 /// (`-4 -x -d`), with `helpers` NTS-KE helper processes, 512 NTS-KE
 /// connections per process and no rate limiting (chrony limits only when
-/// `ratelimit`/`ntsratelimit` are given), pinned to `cpu`.
+/// `ratelimit`/`ntsratelimit` are given), pinned to `cpu` when given.
 ///
 /// # Errors
 /// When it cannot be configured or started.
@@ -372,7 +380,7 @@ pub fn start_chronyd(
     chronyd: &Path,
     dir: &Scratch,
     certs: &Certificates,
-    cpu: usize,
+    cpu: Option<usize>,
     helpers: u32,
 ) -> Result<NtsServer, String> {
     let (ntp, ke) = (free_udp_port()?, free_tcp_port()?);

@@ -188,7 +188,10 @@ pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result
          At one operation per cycle on this core ({}) that is {} to {} Mbit/s; measured serial MD5 in cache: {:.0} Mbit/s. \
          The K-way proposal removes the chain dependency: K chains can use K SIMD lanes, so the RFC's limit becomes one of \
          lanes and issue width, not latency.",
-        ghz.map_or_else(|| "clock unknown".into(), |g| format!("{g:.2} GHz")),
+        ghz.map_or_else(
+            || format!("clock {}", crate::section_mac::UNTRUSTED_CLOCK),
+            |g| format!("{g:.2} GHz"),
+        ),
         pred_serial.map_or_else(|| "–".into(), |v| format!("{v:.0}")),
         pred_parallel.map_or_else(|| "–".into(), |v| format!("{v:.0}")),
         serial_in

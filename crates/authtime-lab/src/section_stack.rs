@@ -130,15 +130,20 @@ pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result
         });
     }
 
-    let cyc = |ns: f64| ghz.map_or_else(|| format!("{ns:.0} ns"), |g| format!("{:.0}", ns * g));
+    let cyc = |ns: f64| ghz.map_or_else(|| format!("{ns:.0}"), |g| format!("{:.0}", ns * g));
+    let (per_pkt, per_byte) = if ghz.is_some() {
+        ("c/pkt", "c/B")
+    } else {
+        ("ns/pkt", "ns/B")
+    };
     let mut table = Table::new(
         "Kernel path vs MAC, per packet (send + receive on loopback)",
         &[
             "bytes",
-            "UDP c/pkt",
-            "TCP c/pkt",
-            "TCP c/B",
-            "HMAC-SHA1 c/pkt",
+            &format!("UDP {per_pkt}"),
+            &format!("TCP {per_pkt}"),
+            &format!("TCP {per_byte}"),
+            &format!("HMAC-SHA1 {per_pkt}"),
             "HMAC-SHA1 share of UDP+MAC",
             "HMAC-MD5 share",
             "AES-CMAC share",
@@ -157,10 +162,7 @@ pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result
             r.size.to_string(),
             cyc(r.udp_ns),
             cyc(r.tcp_ns),
-            ghz.map_or_else(
-                || "–".into(),
-                |g| format!("{:.1}", r.tcp_ns * g / r.size as f64),
-            ),
+            format!("{:.1}", r.tcp_ns * ghz.unwrap_or(1.0) / r.size as f64),
             cyc(mac(r, "hmac-sha1")),
             share(mac(r, "hmac-sha1"), r.udp_ns),
             share(mac(r, "hmac-md5"), r.udp_ns),
@@ -168,9 +170,17 @@ pub fn run(quick: bool, ghz: Option<f64>, progress: &mut Progress<'_>) -> Result
             share(mac(r, "blake3-keyed"), r.udp_ns),
         ]);
     }
-    table.note = "c/pkt = estimated cycles (process CPU time, user + system, both ends of the loopback in this process). \
-                  Share = MAC / (kernel path + MAC): the fraction of the CPU a MAC adds to receiving and sending the packet."
-        .into();
+    table.note = format!(
+        "{} (process CPU time, user + system, both ends of the loopback in this process). \
+         Share = MAC / (kernel path + MAC): the fraction of the CPU a MAC adds to receiving and sending the packet.",
+        ghz.map_or_else(
+            || format!(
+                "ns = nanoseconds of CPU; the clock estimate is {}",
+                crate::section_mac::UNTRUSTED_CLOCK
+            ),
+            |g| format!("c = cycles at the estimated clock of {g:.2} GHz"),
+        )
+    );
 
     let mut post = Table::new(
         "The post's figures (Pentium II, Linux 2.2.14, 1999)",

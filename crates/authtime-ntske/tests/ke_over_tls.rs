@@ -218,7 +218,9 @@ async fn stalled_request_gets_bad_request_at_the_session_timeout() {
     let dir = TempDir::new("slow");
     certs::self_signed(&["localhost"]).write_to(dir.path());
     let mut cfg = config(dir.path());
-    cfg.session_timeout = Duration::from_millis(400);
+    // The session timeout runs from the accept, through the TLS handshake
+    // and the first write: long enough for both on a busy machine.
+    cfg.session_timeout = Duration::from_secs(2);
     let server = start(cfg).await;
 
     let tls_config = client_config(Some(&dir.path().join("trust.pem"))).expect("cfg");
@@ -232,7 +234,7 @@ async fn stalled_request_gets_bad_request_at_the_session_timeout() {
     tls.write_all(&[0x80, 0x01, 0x00]).await.expect("write");
     tls.flush().await.expect("flush");
     let mut response = Vec::new();
-    let _ = tokio::time::timeout(T, tls.read_to_end(&mut response))
+    let _ = tokio::time::timeout(Duration::from_secs(10), tls.read_to_end(&mut response))
         .await
         .expect("server ends it");
     let records = decode_message(&response, MessageLimits::RESPONSE).expect("a message");

@@ -205,14 +205,20 @@ impl PendingRequest<'_> {
         if h.origin_ts != self.transmit_ts {
             return Err(ClientError::OriginMismatch);
         }
-        if let Some(code) = h.kiss_code() {
+        // chrony, NTPsec and authtime announce an unsynchronized clock with
+        // leap 3, stratum 0 and reference id 0; a kiss code is ASCII.
+        if let Some(code) = h.kiss_code().filter(|c| c.0 != [0; 4]) {
             return Err(ClientError::KissOfDeath {
                 code,
                 authenticated: auth != AuthStatus::Unauthenticated,
             });
         }
-        if h.leap == LeapIndicator::Unsynchronized || h.stratum >= 16 {
-            return Err(ClientError::Unsynchronized);
+        if h.leap == LeapIndicator::Unsynchronized || h.stratum == 0 || h.stratum >= 16 {
+            return Err(ClientError::Unsynchronized {
+                leap: h.leap,
+                stratum: h.stratum,
+                auth,
+            });
         }
         self.sample(h, recv_time, auth)
     }
@@ -439,7 +445,11 @@ mod tests {
         unsync[0] |= 0xc0;
         assert_eq!(
             pending.process_response(&unsync, t1),
-            Err(ClientError::Unsynchronized)
+            Err(ClientError::Unsynchronized {
+                leap: LeapIndicator::Unsynchronized,
+                stratum: 2,
+                auth: AuthStatus::Unauthenticated
+            })
         );
         assert!(pending.process_response(&out[..len], t1).is_ok());
     }

@@ -2,7 +2,9 @@
 
 use core::fmt;
 
-use authtime_wire::{KissCode, Mode, WireError};
+use authtime_wire::{KissCode, LeapIndicator, Mode, WireError};
+
+use crate::AuthStatus;
 
 /// Why a response does not give a sample: one variant per cause.
 #[non_exhaustive]
@@ -48,8 +50,19 @@ pub enum ClientError {
         /// may be forged by anyone who saw our request).
         authenticated: bool,
     },
-    /// The server is not synchronized (leap indicator 3 or stratum 16 and above).
-    Unsynchronized,
+    /// The server answered, but says its clock is not synchronized: leap
+    /// indicator 3, stratum 16 and above, or stratum 0 with reference id 0
+    /// (chrony's unsynchronized reply, which is not a Kiss-o'-Death: kiss
+    /// codes are ASCII, RFC 5905 section 7.4). The reply is otherwise valid
+    /// (an NTS client keeps its cookies).
+    Unsynchronized {
+        /// The leap indicator it sent.
+        leap: LeapIndicator,
+        /// The stratum it sent.
+        stratum: u8,
+        /// How the reply was authenticated.
+        auth: AuthStatus,
+    },
     /// A zero receive or transmit timestamp, a server that sent before it
     /// received, or a receive time before our send time.
     InvalidTimestamps,
@@ -89,7 +102,7 @@ impl ClientError {
             Self::CryptoNak => ClientReaction::AuthenticationFailed,
             Self::KissOfDeath { code, .. } if code.means_stop() => ClientReaction::Stop,
             Self::KissOfDeath { code, .. } if code.means_slow_down() => ClientReaction::SlowDown,
-            Self::KissOfDeath { .. } | Self::Unsynchronized | Self::InvalidTimestamps => {
+            Self::KissOfDeath { .. } | Self::Unsynchronized { .. } | Self::InvalidTimestamps => {
                 ClientReaction::DiscardSample
             }
         }
@@ -109,7 +122,7 @@ impl ClientError {
             Self::WrongKeyId { .. } => "wrong_key_id",
             Self::BadMac { .. } => "bad_mac",
             Self::KissOfDeath { .. } => "kiss_of_death",
-            Self::Unsynchronized => "unsynchronized",
+            Self::Unsynchronized { .. } => "unsynchronized",
             Self::InvalidTimestamps => "invalid_timestamps",
         }
     }
@@ -148,7 +161,11 @@ impl fmt::Display for ClientError {
                     ""
                 }
             ),
-            Self::Unsynchronized => f.write_str("server is not synchronized"),
+            Self::Unsynchronized { leap, stratum, .. } => write!(
+                f,
+                "server unsynchronized (leap {}, stratum {stratum}): it says its clock is not to be trusted",
+                leap.to_bits()
+            ),
             Self::InvalidTimestamps => f.write_str("reply timestamps are inconsistent"),
         }
     }

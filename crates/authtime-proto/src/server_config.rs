@@ -20,7 +20,7 @@ pub enum AuthFailurePolicy {
 /// the daemon's clock discipline runs; [`crate::Server::set_config`] replaces them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ServerConfig {
-    /// Stratum served, 1 to 15.
+    /// Stratum served, 1 to 15, or 0 with leap indicator 3 (unsynchronized).
     pub stratum: u8,
     /// Reference id served (a source name at stratum 1, the upstream server's
     /// address above).
@@ -64,7 +64,8 @@ impl Default for ServerConfig {
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ServerConfigError {
-    /// Stratum outside 1..=15 (0 is Kiss-o'-Death, 16 unsynchronized).
+    /// Stratum outside 1..=15, other than 0 with leap 3 (0 alone is
+    /// Kiss-o'-Death; 16 is sent as 0).
     Stratum(u8),
     /// Precision outside -32..=0 (a clock is not coarser than a second).
     Precision(i8),
@@ -87,7 +88,10 @@ impl ServerConfig {
     /// # Errors
     /// The first value that does not.
     pub fn check(&self) -> Result<(), ServerConfigError> {
-        if !(1..=15).contains(&self.stratum) {
+        // Stratum 0 with leap 3 is how an unsynchronized clock is announced
+        // (chrony's reply, RFC 5905 section 11.1 mapping MAXSTRAT to 0).
+        let unsynchronized = self.stratum == 0 && self.leap == LeapIndicator::Unsynchronized;
+        if !(1..=15).contains(&self.stratum) && !unsynchronized {
             return Err(ServerConfigError::Stratum(self.stratum));
         }
         if !(-32..=0).contains(&self.precision) {
@@ -108,6 +112,14 @@ mod tests {
         assert_eq!(c.auth_failure, AuthFailurePolicy::Drop);
         let bad = ServerConfig { stratum: 16, ..c };
         assert_eq!(bad.check(), Err(ServerConfigError::Stratum(16)));
+        let unsynchronized = ServerConfig {
+            stratum: 0,
+            leap: LeapIndicator::Unsynchronized,
+            ..c
+        };
+        assert_eq!(unsynchronized.check(), Ok(()));
+        let bad = ServerConfig { stratum: 0, ..c };
+        assert_eq!(bad.check(), Err(ServerConfigError::Stratum(0)));
         let bad = ServerConfig { precision: 3, ..c };
         assert_eq!(bad.check(), Err(ServerConfigError::Precision(3)));
     }

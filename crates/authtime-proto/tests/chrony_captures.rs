@@ -374,3 +374,41 @@ fn what_chronyd_refused_our_default_server_refuses() {
     assert_eq!(stats.mac_failures.get(&77), Some(&1));
     assert_eq!(stats.mac_failures.get(&2), Some(&1));
 }
+
+/// chronyd 4.3 (no source, `-x`, Debian 12) answering a plain request whose
+/// transmit timestamp was 0x123456789abcdef0: its unsynchronized reply,
+/// captured on loopback on 2026-11-25.
+pub const CHRONY_UNSYNCHRONIZED_REPLY: [u8; 48] = [
+    0xe4, 0x00, 0x00, 0xe6, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0,
+    0xee, 0xb1, 0x76, 0x0b, 0xf8, 0xb1, 0xc1, 0x13, 0xee, 0xb1, 0x76, 0x0b, 0xf8, 0xb8, 0x55, 0xba,
+];
+
+#[test]
+fn chronys_unsynchronized_reply_is_unsynchronized_not_a_kiss() {
+    let reply = &CHRONY_UNSYNCHRONIZED_REPLY;
+    let got = Packet::decode(reply).expect("reply").header().to_owned();
+    assert_eq!(got.leap, LeapIndicator::Unsynchronized);
+    assert_eq!((got.stratum, got.reference_id), (0, ReferenceId([0; 4])));
+    let mut buf = [0u8; 48];
+    let (_, mut pending) = build_request(
+        &ClientConfig::default(),
+        NtpTimestamp::from_bits(0x1234_5678_9abc_def0),
+        None,
+        &mut buf,
+    )
+    .expect("request");
+    let margin = NtpDuration::from_seconds_f64(50e-6);
+    pending.set_send_time(
+        got.receive_ts
+            .wrapping_add(NtpDuration::from_bits(-margin.to_bits())),
+    );
+    assert_eq!(
+        pending.process_response(reply, got.transmit_ts.wrapping_add(margin)),
+        Err(authtime_proto::ClientError::Unsynchronized {
+            leap: LeapIndicator::Unsynchronized,
+            stratum: 0,
+            auth: AuthStatus::Unauthenticated
+        })
+    );
+}

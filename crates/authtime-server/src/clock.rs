@@ -23,3 +23,15 @@ pub fn now() -> NtpTimestamp {
 pub fn from_realtime(secs: i64, nanos: u32) -> NtpTimestamp {
     NtpTimestamp::from_unix(secs, nanos.min(999_999_999))
 }
+
+/// The system clock now, as Unix time.
+#[must_use]
+pub fn now_unix() -> authtime_wire::UnixTime {
+    match SystemTime::now().duration_since(UNIX_EPOCH) {
+        Ok(d) => authtime_wire::UnixTime::new(
+            i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+            d.subsec_nanos(),
+        ),
+        Err(_) => authtime_wire::UnixTime::new(0, 0),
+    }
+}

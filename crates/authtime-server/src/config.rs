@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 
 use authtime_keys::KeyFileFormat;
 use authtime_proto::{AuthFailurePolicy, RateLimitConfig, ServerConfig};
-use authtime_wire::ReferenceId;
 use serde::Deserialize;
 
 use crate::access::AccessList;
+use crate::config_clock::{ClockSection, ClockSettings};
 
 /// The standard NTP port, which the default configuration serves.
 pub const NTP_PORT: u16 = 123;
@@ -29,6 +29,8 @@ pub const MAX_WORKERS: usize = 256;
 pub struct ConfigFile {
     /// `[ntp]`: what is served and where.
     pub ntp: NtpSection,
+    /// `[clock]`: where the state of the clock served comes from.
+    pub clock: ClockSection,
     /// `[rate-limit]`: per-client token buckets.
     pub rate_limit: RateLimitSection,
     /// `[access]`: who may ask.
@@ -198,10 +200,10 @@ pub struct NtpSection {
     pub keys: Option<PathBuf>,
     /// `auto` (detect), `chrony` or `ntpd`.
     pub key_format: String,
-    /// Stratum served (1 to 15).
-    pub stratum: u8,
-    /// Reference id served: up to 4 ASCII characters (`LOCL`, `GPS`) or an IPv4 address.
-    pub reference_id: String,
+    /// Moved to `[clock]`; set here, it is an error that says so.
+    pub stratum: Option<toml::Value>,
+    /// Moved to `[clock]`; set here, it is an error that says so.
+    pub reference_id: Option<toml::Value>,
     /// `drop` (as chrony) or `crypto-nak` (as ntpd) for failed authentication.
     pub auth_failure: String,
     /// Drop requests without a MAC.
@@ -216,8 +218,8 @@ impl Default for NtpSection {
             listen: vec![format!("0.0.0.0:{NTP_PORT}"), format!("[::]:{NTP_PORT}")],
             keys: None,
             key_format: "auto".into(),
-            stratum: 2,
-            reference_id: "LOCL".into(),
+            stratum: None,
+            reference_id: None,
             auth_failure: "drop".into(),
             require_auth: false,
             workers: 0,
@@ -310,8 +312,11 @@ pub struct Settings {
     pub listen_is_default: bool,
     /// The key file, if any.
     pub keys: Option<KeySource>,
-    /// What replies say and how failed authentication is treated.
+    /// How failed authentication is treated (the clock fields are replaced
+    /// by the clock source's announcement at every batch).
     pub server: ServerConfig,
+    /// Where the clock's state comes from.
+    pub clock: ClockSettings,
     /// Worker threads per listen address (resolved: never 0).
     pub workers: usize,
     /// Per-client limits, or `None` when rate limiting is off.
@@ -348,7 +353,7 @@ pub struct Problem {
 }
 
 impl Problem {
-    fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             path: path.into(),
             message: message.into(),
@@ -377,6 +382,7 @@ impl ConfigFile {
         let listen = self.validate_listen(&mut problems);
         let keys = self.validate_keys(config_dir, &mut problems);
         let server = self.validate_server(&mut problems);
+        let clock = self.clock.validate(config_dir, &listen, &mut problems);
         let workers = match self.ntp.workers {
             0 => std::thread::available_parallelism().map_or(1, usize::from),
             n if n > MAX_WORKERS => {
@@ -409,7 +415,11 @@ impl ConfigFile {
         if !problems.is_empty() {
             return Err(problems);
         }
+        let Some(clock) = clock else {
+            unreachable!("a [clock] section that failed validation added a problem");
+        };
         Ok(Settings {
+            clock,
             nts,
             listen_is_default: self.ntp.listen == NtpSection::default().listen,
             listen,
@@ -484,21 +494,26 @@ impl ConfigFile {
                 AuthFailurePolicy::Drop
             }
         };
-        let reference_id = parse_reference_id(&ntp.reference_id).unwrap_or_else(|message| {
-            problems.push(Problem::new("ntp.reference-id", message));
-            ReferenceId::from_ascii(*b"LOCL")
-        });
-        let server = ServerConfig {
-            stratum: ntp.stratum,
-            reference_id,
+        for (key, set) in [
+            ("stratum", ntp.stratum.is_some()),
+            ("reference-id", ntp.reference_id.is_some()),
+        ] {
+            if set {
+                problems.push(Problem::new(
+                    format!("ntp.{key}"),
+                    format!(
+                        "`{key}` moved to the [clock] section: the stratum and reference id now follow the \
+                         clock source (chronyd, an NTP daemon, the kernel); declare them there with \
+                         source = \"kernel\" or \"static\""
+                    ),
+                ));
+            }
+        }
+        ServerConfig {
             auth_failure,
             require_authentication: ntp.require_auth,
             ..ServerConfig::default()
-        };
-        if let Err(e) = server.check() {
-            problems.push(Problem::new("ntp.stratum", e.to_string()));
         }
-        server
     }
 }
 
@@ -793,21 +808,6 @@ pub fn parse_socket_addr(text: &str) -> Result<SocketAddr, String> {
     })
 }
 
-/// A reference id from up to 4 printable ASCII characters or an IPv4 address.
-fn parse_reference_id(text: &str) -> Result<ReferenceId, String> {
-    if let Ok(v4) = text.parse() {
-        return Ok(ReferenceId::from_ipv4(v4));
-    }
-    if text.is_empty() || text.len() > 4 || !text.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(format!(
-            "`{text}` is neither 1 to 4 printable ASCII characters nor an IPv4 address"
-        ));
-    }
-    let mut id = [0u8; 4];
-    id[..text.len()].copy_from_slice(text.as_bytes());
-    Ok(ReferenceId::from_ascii(id))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -844,7 +844,7 @@ mod tests {
     fn unknown_keys_and_wrong_types_are_parse_errors_with_a_span() {
         for text in [
             "[ntp]\nlisten = [\"127.0.0.1:1\"]\nstratm = 3\n",
-            "[ntp]\nstratum = \"two\"\n",
+            "[clock]\nstratum = \"two\"\n",
             "[nope]\n",
         ] {
             let err = ConfigFile::parse(text).expect_err(text);
@@ -869,8 +869,8 @@ mod tests {
                 "ntp.listen[2]",
                 "ntp.key-format",
                 "ntp.auth-failure",
-                "ntp.reference-id",
                 "ntp.stratum",
+                "ntp.reference-id",
                 "rate-limit.rate",
                 "rate-limit.burst",
                 "access.allow[0]",
@@ -968,16 +968,5 @@ mod tests {
                 "nts-ke.max-connections",
             ]
         );
-    }
-
-    #[test]
-    fn reference_ids_are_text_or_ipv4() {
-        assert_eq!(parse_reference_id("GPS").expect("ok").0, *b"GPS\0");
-        assert_eq!(
-            parse_reference_id("192.0.2.1").expect("ok").0,
-            [192, 0, 2, 1]
-        );
-        assert!(parse_reference_id("").is_err());
-        assert!(parse_reference_id("A B").is_err());
     }
 }

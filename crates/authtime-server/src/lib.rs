@@ -18,13 +18,24 @@
 //! Logs go through `tracing`; nothing a peer sends is logged above debug
 //! level. The system clock is read here ([`clock`]) and nowhere below. This
 //! crate does not discipline the clock: it serves the system clock as it is,
-//! at the configured stratum. Linux only (`recvmmsg`, `SO_TIMESTAMPNS`); the
+//! and announces the state that the configured source reports
+//! ([`config_clock`], [`clock_source`], [`clock_state`]): chronyd, an NTP
+//! daemon, the kernel, or a static declaration; an unsynchronized clock is
+//! announced as unsynchronized. Linux only (`recvmmsg`, `SO_TIMESTAMPNS`); the
 //! unsafe code is confined to the `mmsg` module.
 
 pub mod access;
+pub mod chrony_client;
 pub mod client_limiter;
 pub mod clock;
+#[expect(
+    unsafe_code,
+    reason = "adjtimex is FFI; each block has a SAFETY comment"
+)]
+pub mod clock_source;
+pub mod clock_state;
 pub mod config;
+pub mod config_clock;
 pub mod config_location;
 mod daemon;
 #[doc(hidden)]

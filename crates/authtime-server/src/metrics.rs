@@ -20,10 +20,12 @@ pub mod daemon_drop {
     pub const DENIED: &str = "denied";
     /// The datagram was larger than the receive buffer.
     pub const TOO_LARGE: &str = "too_large";
+    /// The clock is unsynchronized and `[clock] unsynchronized = "drop"`.
+    pub const UNSYNCHRONIZED: &str = "unsynchronized";
 }
 
 /// Drop reasons always shown (with 0), so dashboards see every series.
-const KNOWN_DROP_REASONS: [&str; 10] = [
+const KNOWN_DROP_REASONS: [&str; 11] = [
     "malformed",
     "unsupported_version",
     "not_a_request",
@@ -34,6 +36,7 @@ const KNOWN_DROP_REASONS: [&str; 10] = [
     "rate_limited",
     daemon_drop::DENIED,
     daemon_drop::TOO_LARGE,
+    daemon_drop::UNSYNCHRONIZED,
 ];
 
 /// Counts per label in a fixed table; labels beyond its size go to `overflow`.

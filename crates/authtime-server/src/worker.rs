@@ -13,6 +13,8 @@ use authtime_wire::NtpTimestamp;
 use crate::access::AccessList;
 use crate::client_limiter::ClientLimiter;
 use crate::clock;
+use crate::clock_state::{self, ClockState, ClockView};
+use crate::config_clock::UnsyncPolicy;
 use crate::key_store::{KeyStore, KeyView};
 use crate::metrics::{StatsSink, WorkerCounters, daemon_drop, lock};
 use crate::mmsg::{BATCH, DATAGRAM_LEN, RecvBatch, SendBatch};
@@ -22,7 +24,11 @@ use crate::nts_worker::{self, NtsShared, RandomPool, is_nts_request};
 /// What every worker shares.
 #[derive(Debug)]
 pub(crate) struct Shared {
+    /// The policy half of every reply; the clock half comes from `clock` at
+    /// every batch.
     pub(crate) server: Server,
+    /// The state of the clock served.
+    pub(crate) clock: Arc<ClockState>,
     pub(crate) keys: Arc<KeyStore>,
     pub(crate) limiter: Option<ClientLimiter>,
     pub(crate) access: AccessList,
@@ -43,6 +49,7 @@ pub(crate) fn run(socket: &UdpSocket, shared: &Shared, counters: &Mutex<WorkerCo
     let mut send = SendBatch::new();
     let mut keys = KeyView::new(&shared.keys);
     let mut random = RandomPool::new();
+    let mut clock = ClockView::new(&shared.clock);
     let mut last_error_log: Option<Instant> = None;
     while !shared.stop.load(Ordering::Relaxed) {
         match rx.receive(socket) {
@@ -56,6 +63,7 @@ pub(crate) fn run(socket: &UdpSocket, shared: &Shared, counters: &Mutex<WorkerCo
                 &mut send,
                 &mut keys,
                 &mut random,
+                &mut clock,
                 counters,
             ),
             Err(e) => {
@@ -83,6 +91,7 @@ fn answer(
     send: &mut SendBatch,
     keys: &mut KeyView,
     random: &mut RandomPool,
+    clock: &mut ClockView,
     counters: &Mutex<WorkerCounters>,
 ) {
     // The clock right after the receive: the receive timestamp of datagrams
@@ -91,8 +100,19 @@ fn answer(
     let now_ns = u64::try_from(shared.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     let keys = keys.refresh(&shared.keys);
     let now_unix = unix_now();
+    let announcement = clock.announce(&shared.clock, clock::now_unix());
     let mut counters = lock(counters);
     counters.batches += 1;
+    if !announcement.is_synchronized() && shared.clock.unsynchronized_policy() == UnsyncPolicy::Drop
+    {
+        for _ in 0..n {
+            counters.drop_before_server(daemon_drop::UNSYNCHRONIZED);
+        }
+        return;
+    }
+    // Every reply of the batch (plain, MAC, NTS, Kiss-o'-Death) carries the
+    // clock fields of this announcement.
+    let server = Server::new(clock_state::apply(*shared.server.config(), &announcement));
     let mut stats = StatsSink {
         counters: &mut counters,
         keys,
@@ -133,7 +153,7 @@ fn answer(
             item.action = if verdict == RateVerdict::Allow {
                 nts_worker::answer(
                     nts,
-                    &shared.server,
+                    &server,
                     d.data,
                     recv_ts,
                     clock::now(),
@@ -159,7 +179,7 @@ fn answer(
             back -= 1;
             origin[back] = i;
             let item = &mut items[back];
-            item.action = shared.server.handle_limited(
+            item.action = server.handle_limited(
                 d.data,
                 verdict,
                 recv_ts,
@@ -171,9 +191,7 @@ fn answer(
         }
     }
     let started = Instant::now();
-    shared
-        .server
-        .handle_batch(&mut items[..front], clock::now(), keys, &mut stats);
+    server.handle_batch(&mut items[..front], clock::now(), keys, &mut stats);
     if front > 0 {
         let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         stats

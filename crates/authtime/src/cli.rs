@@ -83,6 +83,10 @@ pub enum Command {
     /// NTP broadcast (mode 5) authenticated with TESLA: multicast server and listener.
     #[command(subcommand)]
     Broadcast(crate::cli_broadcast::BroadcastCommand),
+    /// What `authtime serve` announces about its clock now (stratum, leap, root
+    /// dispersion, or unsynchronized), and why.
+    #[command(after_help = crate::cmd_status::STATUS_HELP)]
+    Status(crate::cmd_status::StatusArgs),
 }
 
 /// `authtime nts ...`.

@@ -76,6 +76,12 @@ pub struct BroadcastServeArgs {
     /// Stop after this many seconds (default: run until killed).
     #[arg(long, value_name = "S")]
     pub duration: Option<f64>,
+    /// Configuration file of `authtime serve` whose [clock] section says where
+    /// the state of this clock comes from (default: chronyd if it answers,
+    /// else the kernel). Packets carry that state: leap 3 and stratum 0
+    /// while the clock is unsynchronized, which listeners refuse.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 /// Arguments of `authtime broadcast listen`.

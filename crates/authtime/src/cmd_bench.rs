@@ -1,7 +1,10 @@
 //! `authtime bench mac`: the lab's mac section alone, printed as a table or JSON.
 
 use anyhow::anyhow;
-use authtime_lab::section_mac::{MacOptions, MacRow, SIZES, measure_rows};
+use authtime_lab::{
+    clock_estimate::ClockEstimate,
+    section_mac::{MacOptions, MacRow, SIZES, measure_rows},
+};
 use authtime_mac::Algorithm;
 
 use crate::{Outcome, Streams, cli::BenchMacArgs};
@@ -36,7 +39,8 @@ pub fn bench_mac(args: &BenchMacArgs, streams: &mut Streams<'_>) -> anyhow::Resu
         openssl_speed: false,
         ours_only: args.ours_only,
     };
-    let ghz = authtime_lab::cpu_time::estimate_ghz(11);
+    let clock = ClockEstimate::measure(11);
+    let ghz = clock.ghz;
     let rows = {
         let stderr = &mut *streams.stderr;
         let mut progress = authtime_lab::Progress::new(|line| {
@@ -45,15 +49,48 @@ pub fn bench_mac(args: &BenchMacArgs, streams: &mut Streams<'_>) -> anyhow::Resu
         measure_rows(&opts, &mut progress).map_err(|e| anyhow!(e))?
     };
     if args.json {
-        let out = serde_json::json!({ "ghz": ghz, "isa": authtime_mac::Isa::current().describe(), "rows": rows });
+        let rows: Vec<_> = rows.iter().map(|r| json_row(r, ghz)).collect();
+        let out = serde_json::json!({
+            "ghz": ghz,
+            "clock": clock,
+            "isa": authtime_mac::Isa::current().describe(),
+            "rows": rows,
+        });
         writeln!(streams.stdout, "{}", serde_json::to_string_pretty(&out)?)?;
     } else {
-        print_table(&rows, ghz, streams)?;
+        print_table(&rows, &clock, streams)?;
     }
     Ok(Outcome::Success)
 }
 
-fn print_table(rows: &[MacRow], ghz: Option<f64>, streams: &mut Streams<'_>) -> anyhow::Result<()> {
+/// A row as JSON, with cycles per packet beside each rate when the clock is
+/// trusted (`null` otherwise).
+fn json_row(row: &MacRow, ghz: Option<f64>) -> serde_json::Value {
+    let cycles = |pps: Option<f64>| ghz.zip(pps.filter(|&p| p > 0.0)).map(|(g, p)| g * 1e9 / p);
+    let mut value = serde_json::to_value(row).unwrap_or_default();
+    if let Some(object) = value.as_object_mut() {
+        object.insert(
+            "single_cycles_per_packet".into(),
+            cycles(Some(row.single)).into(),
+        );
+        object.insert(
+            "batch_cycles_per_packet".into(),
+            cycles(Some(row.batch)).into(),
+        );
+        object.insert(
+            "openssl_evp_cycles_per_packet".into(),
+            cycles(row.openssl_evp).into(),
+        );
+    }
+    value
+}
+
+fn print_table(
+    rows: &[MacRow],
+    clock: &ClockEstimate,
+    streams: &mut Streams<'_>,
+) -> anyhow::Result<()> {
+    let ghz = clock.ghz;
     let cycles = |pps: f64| ghz.map_or_else(|| "-".to_owned(), |g| format!("{:.0}", g * 1e9 / pps));
     writeln!(
         streams.stdout,
@@ -94,9 +131,9 @@ fn print_table(rows: &[MacRow], ghz: Option<f64>, streams: &mut Streams<'_>) -> 
     }
     writeln!(
         streams.stdout,
-        "\nMpps: millions of packets per CPU-second of one core (median of runs); c/pkt from a clock \
-         estimate of {}; batch = 64 packets per call; OpenSSL = its per-packet EVP API, same run.",
-        ghz.map_or_else(|| "unknown".into(), |g| format!("{g:.2} GHz"))
+        "\nMpps: millions of packets per CPU-second of one core (median of runs); batch = 64 packets \
+         per call; OpenSSL = its per-packet EVP API, same run.\nc/pkt: CPU cycles per packet; clock: {}.",
+        clock.describe()
     )?;
     Ok(())
 }

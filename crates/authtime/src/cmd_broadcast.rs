@@ -9,13 +9,17 @@
 //! the monotonic [`monotonic_time`]; samples are reported against the system
 //! clock by the offset between the two read once at start.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow};
 use authtime_broadcast::{
     Bootstrap, BroadcastClient, BroadcastServer, ClientConfig, Rejection, monotonic_time, unix_time,
 };
+use authtime_server::clock_state::ClockState;
+use authtime_server::config_clock::ClockSettings;
 use authtime_sign::{SigningKey, VerifyingKey};
 use authtime_tesla::{BootstrapError, Params, Receiver, ReceiverConfig, Sender, SyncClient, Time};
 use serde_json::json;
@@ -62,16 +66,62 @@ pub fn serve(args: &BroadcastServeArgs, streams: &mut Streams<'_>) -> anyhow::Re
     };
     params.validate().map_err(|e| anyhow!("{e}"))?;
     let key = SigningKey::load_key_file(&args.key).map_err(|e| anyhow!("--key: {e}"))?;
-    let scheme = key.scheme();
     let mut master = Zeroizing::new([0u8; 32]);
     getrandom::fill(&mut *master).map_err(|e| anyhow!("no random bytes from the system: {e}"))?;
     let sender = Sender::new(params, *master, now).map_err(|e| anyhow!("{e}"))?;
-    let schedule = sender.params().schedule();
     let data = multicast_sender(iface, args.ttl)?;
     let sync = UdpSocket::bind(sync_addr)
         .with_context(|| format!("--sync-listen {sync_addr}: cannot bind"))?;
-    let local_sync = sync.local_addr().unwrap_or(sync_addr);
+    let clock_settings = match &args.config {
+        None => ClockSettings::default(),
+        Some(path) => {
+            crate::cmd_config::read_settings(path)?
+                .map_err(|problems| anyhow!("{}", problems.lines.join("\n")))?
+                .clock
+        }
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let (clock, refresher) =
+        authtime_server::clock_state::start_refresher(&clock_settings, Arc::clone(&stop))
+            .map_err(|e| anyhow!("clock source: {e}"))?;
+    let result = serve_with_clock(
+        args,
+        streams,
+        (data, sync, group, sender, key),
+        &clock,
+        duration,
+    );
+    stop.store(true, Ordering::Relaxed);
+    let _ = refresher.join();
+    result
+}
+
+/// The broadcast loop of [`serve`], with the clock state running.
+fn serve_with_clock(
+    args: &BroadcastServeArgs,
+    streams: &mut Streams<'_>,
+    (data, sync, group, sender, key): (UdpSocket, UdpSocket, SocketAddrV4, Sender, SigningKey),
+    clock: &ClockState,
+    duration: Option<Duration>,
+) -> anyhow::Result<Outcome> {
+    let scheme = key.scheme();
+    let (d, n) = (args.delay_intervals, args.chain_length);
+    let schedule = sender.params().schedule();
+    let iface = iface_addr(args.iface.as_deref())?;
+    let local_sync = sync
+        .local_addr()
+        .map_or_else(|_| args.sync_listen.clone(), |a| a.to_string());
     let mut server = BroadcastServer::new(data, sync, group, sender, Box::new(SchemeSigner(key)));
+    let announced = clock.announce(authtime_server::clock::now_unix());
+    writeln!(
+        streams.stderr,
+        "broadcast serve: clock from {}: {}",
+        clock.description(),
+        announced.unsynchronized.map_or_else(
+            || format!("synchronized, stratum {}", announced.stratum),
+            |cause| format!("UNSYNCHRONIZED ({cause}); packets say so and listeners refuse them"),
+        )
+    )?;
     writeln!(
         streams.stderr,
         "broadcast serve: to {group} via {iface}, sync on {local_sync}, {scheme} key, T_int {} \
@@ -91,6 +141,7 @@ pub fn serve(args: &BroadcastServeArgs, streams: &mut Streams<'_>) -> anyhow::Re
             .ok_or_else(|| anyhow!("the sender's schedule ended (--chain-length)"))?;
         if last_interval != Some(interval) {
             last_interval = Some(interval);
+            server.set_clock(clock.announce(authtime_server::clock::now_unix()));
             server
                 .broadcast()
                 .map_err(|e| anyhow!("broadcast to {group}: {e}"))?;
@@ -367,6 +418,9 @@ pub fn listen(args: &BroadcastListenArgs, streams: &mut Streams<'_>) -> anyhow::
                         Rejection::AboveBound => "above the bootstrap's upper bound",
                         Rejection::StepTooLarge => "a step larger than --max-step-ms",
                         Rejection::NoArrival => "arrival time unknown",
+                        Rejection::Unsynchronized => {
+                            "the sender says its clock is unsynchronized (leap 3 or stratum 0)"
+                        }
                     };
                     writeln!(
                         streams.stderr,
@@ -385,8 +439,14 @@ pub fn listen(args: &BroadcastListenArgs, streams: &mut Streams<'_>) -> anyhow::
     writeln!(
         streams.stderr,
         "broadcast listen: {} samples accepted, {} above the bound, {} steps too large, {} \
-         unsafe, {} failed authentication, {} undecodable",
-        s.accepted, s.above_bound, s.step_too_large, s.unsafe_dropped, s.failed, s.undecodable
+         unsafe, {} failed authentication, {} undecodable, {} from an unsynchronized sender",
+        s.accepted,
+        s.above_bound,
+        s.step_too_large,
+        s.unsafe_dropped,
+        s.failed,
+        s.undecodable,
+        s.unsynchronized
     )?;
     if s.failed > 0 {
         return Ok(Outcome::Rejected(format!(
@@ -401,9 +461,17 @@ pub fn listen(args: &BroadcastListenArgs, streams: &mut Streams<'_>) -> anyhow::
     }
     if accepted < args.count {
         return Ok(Outcome::NoAnswer(format!(
-            "{accepted} of {} samples within {:.1} s",
+            "{accepted} of {} samples within {:.1} s{}",
             args.count,
-            timeout.as_secs_f64()
+            timeout.as_secs_f64(),
+            if s.unsynchronized > 0 {
+                format!(
+                    " ({} authenticated samples came from a sender whose clock is unsynchronized)",
+                    s.unsynchronized
+                )
+            } else {
+                String::new()
+            }
         )));
     }
     Ok(Outcome::Success)

@@ -25,12 +25,26 @@ pub(crate) enum Failure {
     Authentication(String),
     /// No usable reply.
     NoAnswer(String),
+    /// The server answered (authenticated as `auth` says) that its clock is
+    /// unsynchronized: an answer, but no time to use.
+    Unsynchronized {
+        /// Why, in words.
+        reason: String,
+        /// The leap indicator sent.
+        leap: LeapIndicator,
+        /// The stratum sent.
+        stratum: u8,
+        /// How the reply was authenticated.
+        auth: AuthStatus,
+    },
 }
 
 impl Failure {
     pub(crate) fn reason(&self) -> &str {
         match self {
-            Self::Authentication(r) | Self::NoAnswer(r) => r,
+            Self::Authentication(r)
+            | Self::NoAnswer(r)
+            | Self::Unsynchronized { reason: r, .. } => r,
         }
     }
 
@@ -38,6 +52,29 @@ impl Failure {
         match self {
             Self::Authentication(_) => "authentication_failed",
             Self::NoAnswer(_) => "no_answer",
+            Self::Unsynchronized { .. } => "unsynchronized",
+        }
+    }
+
+    /// The failure for a client error that means "unsynchronized", if it is one.
+    pub(crate) fn unsynchronized(error: &ClientError) -> Option<Self> {
+        match *error {
+            ClientError::Unsynchronized {
+                leap,
+                stratum,
+                auth,
+            } => Some(Self::Unsynchronized {
+                reason: format!(
+                    "server unsynchronized (leap {}, stratum {stratum}), {}: it answered but says its \
+                     clock is not to be used",
+                    leap.to_bits(),
+                    auth_text(auth)
+                ),
+                leap,
+                stratum,
+                auth,
+            }),
+            _ => None,
         }
     }
 }
@@ -203,7 +240,10 @@ fn exchange(
             ClientReaction::AuthenticationFailed => {
                 return Err(Failure::Authentication(error.to_string()));
             }
-            _ => return Err(Failure::NoAnswer(error.to_string())),
+            _ => {
+                return Err(Failure::unsynchronized(&error)
+                    .unwrap_or_else(|| Failure::NoAnswer(error.to_string())));
+            }
         }
     }
     Err(match ignored {
@@ -251,6 +291,14 @@ fn auth_text(auth: AuthStatus) -> String {
                 mac_name(key_type)
             )
         }
+    }
+}
+
+fn auth_kind(auth: AuthStatus) -> &'static str {
+    match auth {
+        AuthStatus::Unauthenticated => "none",
+        AuthStatus::SymmetricKey { .. } => "symmetric-key",
+        AuthStatus::Nts { .. } => "nts",
     }
 }
 
@@ -304,16 +352,29 @@ pub(crate) fn print_json(
                     "root_delay": s.root_delay,
                     "root_dispersion": s.root_dispersion,
                     "authenticated": s.auth != AuthStatus::Unauthenticated,
-                    "auth": match s.auth {
-                        AuthStatus::Unauthenticated => "none",
-                        AuthStatus::SymmetricKey { .. } => "symmetric-key",
-                        AuthStatus::Nts { .. } => "nts",
-                    },
+                    "auth": auth_kind(s.auth),
                     "key_id": key_id,
                     "key_type": key_type,
                 })
             }
-            Err(f) => json!({ "ok": false, "error": f.kind(), "reason": f.reason() }),
+            Err(Failure::Unsynchronized {
+                reason,
+                leap,
+                stratum,
+                auth,
+            }) => json!({
+                "ok": false,
+                "answered": true,
+                "error": "unsynchronized",
+                "reason": reason,
+                "stratum": stratum,
+                "leap": leap_name(*leap),
+                "authenticated": *auth != AuthStatus::Unauthenticated,
+                "auth": auth_kind(*auth),
+            }),
+            Err(f) => {
+                json!({ "ok": false, "answered": false, "error": f.kind(), "reason": f.reason() })
+            }
         })
         .collect();
     let outcome = verdict(target, results);

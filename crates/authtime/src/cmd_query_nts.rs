@@ -321,6 +321,12 @@ fn exchange(
         let t4 = clock::now();
         match check_response(&reply[..n], &nts_pending, &keys) {
             Ok(ClientOutcome::Time { header, cookies }) => {
+                // The reply is authenticated: its fresh cookies are good
+                // whatever its header says (an unsynchronized server still
+                // hands them out, and a client polling it must not drain
+                // its jar).
+                jar.cookies.extend(cookies);
+                jar.cookies.truncate(WANTED_COOKIES);
                 let sample = pending
                     .check_header(
                         &header,
@@ -329,9 +335,12 @@ fn exchange(
                             aead_id: jar.aead_id,
                         },
                     )
-                    .map_err(|e| failed(Failure::NoAnswer(e.to_string())))?;
-                jar.cookies.extend(cookies);
-                jar.cookies.truncate(WANTED_COOKIES);
+                    .map_err(|e| {
+                        failed(
+                            Failure::unsynchronized(&e)
+                                .unwrap_or_else(|| Failure::NoAnswer(e.to_string())),
+                        )
+                    })?;
                 return Ok(sample);
             }
             Ok(ClientOutcome::Nak { .. }) => return Err(ExchangeError::Nak),

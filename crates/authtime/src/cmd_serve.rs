@@ -60,6 +60,20 @@ pub fn serve(args: &ServeArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outc
             keeper.describe()
         )?;
     }
+    let clock = running.clock();
+    let announced = clock.announce(authtime_server::clock::now_unix());
+    writeln!(
+        streams.stdout,
+        "clock: {}: {}",
+        clock.description(),
+        announced.unsynchronized.map_or_else(
+            || format!(
+                "synchronized, stratum {}, reference id {}",
+                announced.stratum, announced.reference_id
+            ),
+            |cause| format!("UNSYNCHRONIZED ({cause}); replies say so (leap 3, stratum 0)"),
+        )
+    )?;
     if let Some(addr) = running.metrics_addr() {
         writeln!(streams.stdout, "metrics on http://{addr}/metrics")?;
     }

@@ -31,6 +31,7 @@ pub mod cmd_nts_cert;
 pub mod cmd_query;
 pub mod cmd_query_nts;
 pub mod cmd_serve;
+pub mod cmd_status;
 pub mod cmd_tesla_dtls;
 pub mod cmd_tesla_keygen;
 pub mod cmd_tesla_net;
@@ -131,6 +132,7 @@ pub fn run(cli: &cli::Cli, streams: &mut Streams<'_>) -> anyhow::Result<Outcome>
         cli::Command::Tesla(cli_tesla::TeslaCommand::DtlsRecv(args)) => {
             cmd_tesla_dtls::recv(args, streams)
         }
+        cli::Command::Status(args) => cmd_status::status(args, streams),
         cli::Command::Broadcast(cli_broadcast::BroadcastCommand::Serve(args)) => {
             cmd_broadcast::serve(args, streams)
         }

@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use hostile_support::{Rng, certificates, fd_count, nts_config, query_nts, status_kib};
-use ntp_support::{Serve, TempDir, metric, text_of};
+use ntp_support::{Serve, TempDir, text_of};
 
 /// A one-worker NTS server with a cap of `cap` connections, a 1 s handshake
 /// and a 2 s session timeout.
@@ -62,6 +62,20 @@ fn honest_query_within(serve: &Serve, ca: &std::path::Path, limit: Duration) -> 
         std::thread::sleep(Duration::from_millis(100));
     }
     None
+}
+
+/// Waits (up to 5 s) until the server holds at most `limit` descriptors,
+/// and returns how many it holds: closed connections are released by its
+/// event loop, not at once.
+fn fds_settle(pid: u32, limit: usize) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let fds = fd_count(pid);
+        if fds <= limit || Instant::now() >= deadline {
+            return fds;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 fn assert_alive(serve: &mut Serve) {
@@ -123,14 +137,16 @@ fn idle_connections_over_the_cap_are_refused_and_the_honest_client_is_served() {
 
     // The idle ones time out after the 1 s handshake limit, freeing the
     // slots while the attacker still holds its sockets open.
-    let took = honest_query_within(&serve, &ca, Duration::from_secs(5));
+    let took = honest_query_within(&serve, &ca, Duration::from_secs(10));
     eprintln!("idle: honest client served after {took:?}");
     assert!(took.is_some(), "the honest client was never served");
-    assert!(sessions(&serve, "timeout") >= 60);
+    // The first slot freed served the client; the others time out at about
+    // the same moment, counted a little later.
+    let timeouts = serve.wait_metric("authtime_ntske_sessions_total{outcome=\"timeout\"}", 60);
+    assert!(timeouts >= 60, "timeouts {timeouts}");
     assert_alive(&mut serve);
     drop(idle);
-    std::thread::sleep(Duration::from_millis(300));
-    let fds_after = fd_count(pid);
+    let fds_after = fds_settle(pid, fds_before + 4);
     let rss_after = status_kib(pid, "VmRSS");
     eprintln!("idle: fds after {fds_after}, RSS {rss_before} -> {rss_after} KiB");
     assert!(
@@ -203,7 +219,7 @@ fn a_reconnecting_slowloris_cannot_exhaust_descriptors() {
     );
     assert_alive(&mut serve);
     // Once the attack stops, the server is at the honest client's service.
-    assert!(honest_query_within(&serve, &ca, Duration::from_secs(4)).is_some());
+    assert!(honest_query_within(&serve, &ca, Duration::from_secs(10)).is_some());
 }
 
 /// `openssl s_client` speaking ALPN ntske/1 to `addr`: writes `chunks` with
@@ -315,7 +331,7 @@ fn half_handshakes_slow_writers_and_oversized_requests_are_cut_off_in_time() {
     let mut half = TcpStream::connect(addr).expect("connect");
     half.write_all(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03])
         .expect("write");
-    half.set_read_timeout(Some(Duration::from_secs(4)))
+    half.set_read_timeout(Some(Duration::from_secs(10)))
         .expect("timeout");
     let started = Instant::now();
     let mut buf = [0u8; 256];
@@ -325,7 +341,7 @@ fn half_handshakes_slow_writers_and_oversized_requests_are_cut_off_in_time() {
     // Random bytes instead of TLS: closed at once.
     let mut junk = TcpStream::connect(addr).expect("connect");
     junk.write_all(&Rng::new(3).bytes(2048)).expect("write");
-    junk.set_read_timeout(Some(Duration::from_secs(4)))
+    junk.set_read_timeout(Some(Duration::from_secs(10)))
         .expect("timeout");
     let started = Instant::now();
     while matches!(junk.read(&mut buf), Ok(n) if n > 0) {}
@@ -340,7 +356,7 @@ fn half_handshakes_slow_writers_and_oversized_requests_are_cut_off_in_time() {
         addr,
         slow,
         Duration::from_millis(150),
-        Duration::from_secs(5),
+        Duration::from_secs(10),
     );
 
     // A critical record announcing 65535 bytes, then 8 KiB: Bad Request
@@ -350,7 +366,7 @@ fn half_handshakes_slow_writers_and_oversized_requests_are_cut_off_in_time() {
     huge.extend_from_slice(&u16::MAX.to_be_bytes());
     huge.extend(vec![0u8; 8192]);
     let (huge_reply, huge_closed) =
-        tls_client(addr, vec![huge], Duration::ZERO, Duration::from_secs(4));
+        tls_client(addr, vec![huge], Duration::ZERO, Duration::from_secs(10));
 
     // A message of 6000 small unknown records (24 KB, over the 16 KiB limit).
     let mut long = record(CRITICAL | 1, &[0, 0]);
@@ -359,7 +375,7 @@ fn half_handshakes_slow_writers_and_oversized_requests_are_cut_off_in_time() {
     }
     long.extend(record(CRITICAL, &[]));
     let (long_reply, long_closed) =
-        tls_client(addr, vec![long], Duration::ZERO, Duration::from_secs(4));
+        tls_client(addr, vec![long], Duration::ZERO, Duration::from_secs(10));
 
     // Every record repeated (1000 AEAD lists of every id): at most the
     // configured 8 cookies come back, or an error.
@@ -370,7 +386,7 @@ fn half_handshakes_slow_writers_and_oversized_requests_are_cut_off_in_time() {
     }
     many.extend(record(CRITICAL, &[]));
     let (many_reply, many_closed) =
-        tls_client(addr, vec![many], Duration::ZERO, Duration::from_secs(4));
+        tls_client(addr, vec![many], Duration::ZERO, Duration::from_secs(10));
     let many_cookies = records(&many_reply)
         .iter()
         .filter(|(kind, _)| *kind == 5)
@@ -384,51 +400,48 @@ fn half_handshakes_slow_writers_and_oversized_requests_are_cut_off_in_time() {
         slow_reply.len(),
         is_error_response(&many_reply)
     );
+    // The upper bounds are each limit (1 s handshake, 2 s session) plus a
+    // margin for a busy machine (the times include starting openssl); the
+    // session outcomes below tell why each connection ended.
     assert!(
-        half_closed >= Duration::from_millis(800) && half_closed < Duration::from_millis(2500),
+        half_closed >= Duration::from_millis(800) && half_closed < Duration::from_secs(6),
         "half handshake held {half_closed:?}"
     );
     assert!(
-        junk_closed < Duration::from_secs(1),
+        junk_closed < Duration::from_secs(6),
         "junk held {junk_closed:?}"
     );
     let slow_closed = slow_closed.expect("the slow writer was cut off");
     assert!(
-        slow_closed < Duration::from_millis(3500),
+        slow_closed < Duration::from_secs(7),
         "slow writer held {slow_closed:?}"
     );
     assert!(is_error_response(&slow_reply), "{slow_reply:02x?}");
-    assert!(huge_closed.expect("closed") < Duration::from_secs(2));
+    assert!(huge_closed.expect("closed") < Duration::from_secs(7));
     assert!(is_error_response(&huge_reply), "{huge_reply:02x?}");
-    assert!(long_closed.expect("closed") < Duration::from_secs(2));
+    assert!(long_closed.expect("closed") < Duration::from_secs(7));
     assert!(is_error_response(&long_reply), "{long_reply:02x?}");
-    assert!(many_closed.expect("closed") < Duration::from_secs(2));
+    assert!(many_closed.expect("closed") < Duration::from_secs(7));
     assert!(many_cookies <= 8);
     assert!(many_cookies > 0 || is_error_response(&many_reply));
 
-    let metrics = serve.scrape();
-    assert!(
-        metric(
-            &metrics,
-            "authtime_ntske_sessions_total{outcome=\"timeout\"}"
-        ) >= 2
-    );
-    assert!(
-        metric(
-            &metrics,
-            "authtime_ntske_sessions_total{outcome=\"bad_request\"}"
-        ) >= 2
-    );
-    assert!(
-        metric(
-            &metrics,
-            "authtime_ntske_sessions_total{outcome=\"tls_error\"}"
-        ) >= 1
-    );
+    // Two timeouts (the half handshake and the slow writer), the junk a TLS
+    // error, the oversized ones bad requests: none of them was answered at a
+    // timeout instead of at once.
+    let bad_requests =
+        serve.wait_metric("authtime_ntske_sessions_total{outcome=\"bad_request\"}", 2);
+    let tls_errors = serve.wait_metric("authtime_ntske_sessions_total{outcome=\"tls_error\"}", 1);
+    let timeouts = serve.wait_metric("authtime_ntske_sessions_total{outcome=\"timeout\"}", 2);
+    assert_eq!(timeouts, 2, "timeouts");
+    assert!(bad_requests >= 2, "bad requests {bad_requests}");
+    assert!(tls_errors >= 1, "TLS errors {tls_errors}");
     assert_alive(&mut serve);
     let out = query_nts(&serve, &ca, &[]);
     assert!(out.status.success(), "{}", text_of(&out));
     drop((half, junk));
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(fd_count(pid) <= fds_before + 4);
+    let fds_after = fds_settle(pid, fds_before + 4);
+    assert!(
+        fds_after <= fds_before + 4,
+        "descriptors leaked: {fds_after}"
+    );
 }

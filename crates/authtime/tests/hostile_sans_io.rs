@@ -181,7 +181,7 @@ fn a_flood_larger_than_the_buffer_still_lets_the_genuine_stream_through() {
 type Harness = fn(&[u8]);
 
 /// The fuzz targets whose harness is a library function, with that function.
-const HARNESSES: [(&str, Harness); 17] = [
+const HARNESSES: [(&str, Harness); 20] = [
     (
         "config_parsing",
         authtime_server::fuzz_harness::config_parsing,
@@ -243,6 +243,15 @@ const HARNESSES: [(&str, Harness); 17] = [
     (
         "tesla_receiver_handle",
         authtime_tesla::fuzz_harness::receiver_handle,
+    ),
+    (
+        "chrony_tracking_reply",
+        authtime_clock::chrony_cmd::fuzz_tracking_reply,
+    ),
+    ("leap_seconds_list", authtime_clock::leap_list::fuzz_parse),
+    (
+        "ntp_upstream_reply",
+        authtime_clock::ntp_upstream::fuzz_reply,
     ),
 ];
 

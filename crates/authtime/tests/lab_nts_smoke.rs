@@ -40,13 +40,38 @@ fn the_nts_section_runs_end_to_end_against_authtime_and_chronyd() {
         assert!(row[2].contains("µs") && row[2].contains("n "), "{row:?}");
         assert_eq!(row[3], "not observable");
     }
-    // Every ramp step of both servers, each answered in full at these rates.
+    // Every ramp of both servers ran at least its first step (a ramp stops
+    // early after a step whose generator fell behind, which a busy machine
+    // may cause), and every step the generator kept up with was answered in
+    // full at these rates.
     let ramps = table("ramps");
     for server in ["authtime", "chronyd"] {
         let rows: Vec<_> = ramps.rows.iter().filter(|r| r[0] == server).collect();
-        assert_eq!(rows.len(), 5, "{server}: {rows:?}");
+        for kind in ["nts-ke", "nts-3", "nts-ntp"] {
+            assert!(
+                rows.iter().any(|r| r[2] == kind),
+                "{server} {kind}: {rows:?}"
+            );
+        }
+        assert!(rows.len() <= 5, "{server}: {rows:?}");
         for r in rows {
-            assert_eq!(r[8], "0.00%", "{r:?}");
+            if !r[11].contains("fell behind") {
+                assert_eq!(r[8], "0.00%", "{r:?}");
+            }
+        }
+    }
+    // No step of any ramp got a wrong answer, on schedule or not: failed TLS,
+    // refused key exchanges, NAKs, replies failing authentication, kisses.
+    let runs = section.data["runs"].as_array().expect("runs");
+    for step in runs
+        .iter()
+        .flat_map(|r| r["ramps"].as_array().expect("ramps"))
+        .flat_map(|r| r["steps"].as_array().expect("steps"))
+    {
+        for errors in ["ke_errors", "ntp_errors"] {
+            for class in ["tls", "ke_refused", "nak", "bad_auth", "kiss"] {
+                assert_eq!(step["load"][errors][class], 0, "{errors}.{class}: {step}");
+            }
         }
     }
     assert_eq!(table("Knees").rows.len(), 3);

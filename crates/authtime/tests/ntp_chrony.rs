@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use ntp_support::{
     ChildGuard, Serve, TempDir, authtime, chronyd_command, chronyd_private_lines, free_udp_port,
-    keygen, text, text_of, write_private,
+    keygen, run_chronyd_client, text, text_of, write_private,
 };
 
 /// The key ids of the shared key file: one per key type.
@@ -53,23 +53,8 @@ fn chronyd_client(
     )
     .expect("conf");
     let log_path = dir.path(&format!("client-{key_id}.log"));
-    let log_file = std::fs::File::create(&log_path).expect("log");
-    let child = chronyd_command(&conf, &["-Q", "-t", &limit_s.to_string()])
-        .stdout(Stdio::from(log_file.try_clone().expect("log")))
-        .stderr(Stdio::from(log_file))
-        .spawn()
-        .expect("start chronyd");
-    let mut guard = ChildGuard {
-        child,
-        name: "chronyd -Q".into(),
-    };
-    let status = guard
-        .wait_for_exit(Duration::from_secs(u64::from(limit_s) + 5))
-        .expect("chronyd -Q ends by its own timeout");
-    ClientRun {
-        success: status.success(),
-        log: std::fs::read_to_string(&log_path).unwrap_or_default(),
-    }
+    let (success, log) = run_chronyd_client(&conf, &[], &log_path, limit_s);
+    ClientRun { success, log }
 }
 
 fn serve_config(key_file: &std::path::Path, auth_failure: &str) -> String {
@@ -195,7 +180,8 @@ fn authtime_query_gets_authenticated_samples_from_chronyd() {
             assert_eq!(reply["authenticated"], true, "{reply}");
             assert_eq!(reply["key_id"], key_id, "{reply}");
             assert_eq!(reply["stratum"], 8, "chronyd serves its `local stratum`");
-            assert!(reply["delay"].as_f64().is_some_and(|d| d < 0.1), "{reply}");
+            // A round trip on loopback, with room for a busy machine.
+            assert!(reply["delay"].as_f64().is_some_and(|d| d < 1.0), "{reply}");
         }
         // The text form says how the reply was authenticated.
         let out = authtime(&["query", &target, "--key-file", &key_path, "--key-id", &id]);

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use ntp_support::{
     ChildGuard, Serve, TempDir, authtime, chronyd_command, chronyd_private_lines, free_udp_port,
-    text, text_of,
+    run_chronyd_client, text, text_of,
 };
 
 /// `authtime nts cert` into `dir` with `prefix`; `extra` adds flags.
@@ -77,24 +77,8 @@ fn chronyd_nts_client(dir: &TempDir, serve: &Serve, trust: &str, limit_s: u32) -
     )
     .expect("conf");
     let log_path = dir.path(&format!("client-{trust}.log"));
-    let log = std::fs::File::create(&log_path).expect("log");
-    let child = chronyd_command(&conf, &["-4", "-Q", "-t", &limit_s.to_string()])
-        .stdout(Stdio::from(log.try_clone().expect("log")))
-        .stderr(Stdio::from(log))
-        .spawn()
-        .expect("start chronyd");
-    let mut guard = ChildGuard {
-        child,
-        name: "chronyd -Q (NTS)".into(),
-    };
-    let status = guard
-        .wait_for_exit(Duration::from_secs(u64::from(limit_s) + 5))
-        .expect("chronyd -Q ends by its own timeout");
-    let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-    (
-        status.success() && log.contains("System clock wrong by"),
-        log,
-    )
+    let (success, log) = run_chronyd_client(&conf, &["-4"], &log_path, limit_s);
+    (success && log.contains("System clock wrong by"), log)
 }
 
 #[test]

@@ -23,6 +23,17 @@ const PSK: &[&str] = &[
     "00112233445566778899aabbccddeeff",
 ];
 
+/// The tests of this file run one at a time: each sender and its receivers
+/// keep their own clock schedule (100 ms intervals, d = 4), and several
+/// streams on 2 CPUs only eat its margin.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn path(p: &Path) -> String {
     p.to_str().expect("utf-8 path").to_owned()
 }
@@ -115,6 +126,7 @@ fn recv_args(server: &str, public: &Path, out: &Path, mode: &[&str]) -> Vec<Stri
 
 #[test]
 fn psk_file_reaches_two_receivers_intact() {
+    let _serial = one_at_a_time();
     let started = Instant::now();
     let dir = TempDir::new("dtls-psk");
     let (secret, public) = keygen(&dir, "ed25519");
@@ -165,6 +177,7 @@ fn psk_file_reaches_two_receivers_intact() {
 
 #[test]
 fn certificate_mode_file_arrives_intact() {
+    let _serial = one_at_a_time();
     let started = Instant::now();
     let dir = TempDir::new("dtls-cert");
     let (secret, public) = keygen(&dir, "ed25519");
@@ -222,6 +235,7 @@ fn certificate_mode_file_arrives_intact() {
 
 #[test]
 fn a_receiver_with_the_wrong_public_key_refuses_and_writes_nothing() {
+    let _serial = one_at_a_time();
     let dir = TempDir::new("dtls-wrong-key");
     let (secret, _) = keygen(&dir, "ed25519");
     let other_dir = TempDir::new("dtls-wrong-key-other");

@@ -15,9 +15,39 @@ use tesla_support::{Endpoints, keygen, stat, test_bytes, transfer};
 
 const FILE_LEN: usize = 200 * 1024;
 
+/// The sender's interval and disclosure delay in every transfer. The
+/// receiver stamps a packet when it reads it, so a packet is unsafe (and the
+/// run fails) when the receiver is descheduled for about (d - 1) intervals
+/// minus the sync round trip: 200 ms and d = 4 leave about 600 ms, far above
+/// the stalls of a busy shared VM (the sender's default, 100 ms and d = 2,
+/// leaves under 100 ms).
+const TIMING: [&str; 4] = ["--interval-ms", "200", "--delay-intervals", "4"];
+
+/// [`TIMING`] followed by `extra`.
+fn send_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    TIMING
+        .iter()
+        .copied()
+        .chain(extra.iter().copied())
+        .collect()
+}
+
+/// The transfers of this file (and the CPU-heavy key generation) run one at
+/// a time: each sender and receiver keeps its own clock schedule, and several
+/// pairs on 2 CPUs only eat the margin that [`TIMING`] gives.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 #[test]
 fn keygen_writes_key_pairs_of_every_scheme_that_sign_and_verify() {
     use std::os::unix::fs::PermissionsExt as _;
+    // Signing with slh-dsa-128s and lms keeps a CPU busy for a while.
+    let _serial = one_at_a_time();
     let dir = TempDir::new("tesla-keygen");
     for scheme in [
         "ed25519",
@@ -72,26 +102,20 @@ fn keygen_writes_key_pairs_of_every_scheme_that_sign_and_verify() {
 
 #[test]
 fn a_file_goes_through_intact_with_ed25519_across_chain_switches() {
+    let _serial = one_at_a_time();
     let dir = TempDir::new("tesla-ed25519");
     let (secret, public) = keygen(&dir, "ed25519");
     let ends = Endpoints::new();
     let input = test_bytes(FILE_LEN, 1);
     let started = Instant::now();
-    // 50 ms intervals, chains of 6 keys, 500 packets/s: the ~200 packets span
-    // 8 intervals, so at least one switch to the next chain.
+    // 200 ms intervals, chains of 8 keys, 100 packets/s: the ~200 packets
+    // span 10 intervals, so at least one switch to the next chain.
     let t = transfer(
         &dir,
         &ends,
         &input,
         (&secret, &public),
-        &[
-            "--interval-ms",
-            "50",
-            "--chain-length",
-            "6",
-            "--rate",
-            "500",
-        ],
+        &send_args(&["--chain-length", "8", "--rate", "100"]),
         &[],
         || {},
     );
@@ -116,11 +140,12 @@ fn a_file_goes_through_intact_with_ed25519_across_chain_switches() {
 
 #[test]
 fn a_file_goes_through_intact_with_ml_dsa_44() {
+    let _serial = one_at_a_time();
     let dir = TempDir::new("tesla-mldsa");
     let (secret, public) = keygen(&dir, "ml-dsa-44");
     let ends = Endpoints::new();
     let input = test_bytes(FILE_LEN, 2);
-    let t = transfer(&dir, &ends, &input, (&secret, &public), &[], &[], || {});
+    let t = transfer(&dir, &ends, &input, (&secret, &public), &TIMING, &[], || {});
     assert_eq!(t.recv_status.code(), Some(0), "{}", t.logs);
     assert!(t.send_status.success(), "{}", t.logs);
     assert!(
@@ -140,6 +165,7 @@ fn a_file_goes_through_intact_with_ml_dsa_44() {
 
 #[test]
 fn a_receiver_with_the_wrong_public_key_refuses() {
+    let _serial = one_at_a_time();
     let dir = TempDir::new("tesla-wrongkey");
     let (secret, _) = keygen(&dir, "ed25519");
     let other = TempDir::new("tesla-wrongkey-other");
@@ -151,7 +177,7 @@ fn a_receiver_with_the_wrong_public_key_refuses() {
         &ends,
         &input,
         (&secret, &wrong_public),
-        &[],
+        &TIMING,
         &[],
         || {},
     );
@@ -164,13 +190,22 @@ fn a_receiver_with_the_wrong_public_key_refuses() {
     // A key of another scheme is refused as well.
     let (_, pq_public) = keygen(&other, "ml-dsa-44");
     let ends = Endpoints::new();
-    let t = transfer(&dir, &ends, &input, (&secret, &pq_public), &[], &[], || {});
+    let t = transfer(
+        &dir,
+        &ends,
+        &input,
+        (&secret, &pq_public),
+        &TIMING,
+        &[],
+        || {},
+    );
     assert_eq!(t.recv_status.code(), Some(1), "{}", t.logs);
     assert!(t.output.is_empty(), "{}", t.logs);
 }
 
 #[test]
 fn forged_tampered_and_replayed_packets_are_never_written_and_are_counted() {
+    let _serial = one_at_a_time();
     let dir = TempDir::new("tesla-forged");
     let (secret, public) = keygen(&dir, "ed25519");
     let ends = Endpoints::new();
@@ -184,14 +219,15 @@ fn forged_tampered_and_replayed_packets_are_never_written_and_are_counted() {
         authtime::cmd_tesla_net::multicast_sender(Ipv4Addr::LOCALHOST, 1).expect("injector");
     let group = SocketAddr::V4(ends.group);
     let (mut tampered, mut forged, mut replayed) = (0, 0, 0);
-    // 400 packets/s: the data lasts 0.5 s, long enough to replay a packet
-    // whose key is already public.
+    // 100 packets/s: the data lasts 2 s, long enough to replay a packet
+    // whose key is already public (after d + 1 = 5 intervals of 200 ms, with
+    // 1 s left to spare).
     let t = transfer(
         &dir,
         &ends,
         &input,
         (&secret, &public),
-        &["--rate", "400"],
+        &send_args(&["--rate", "100"]),
         &[],
         || {
             let deadline = Instant::now() + Duration::from_secs(15);
@@ -220,9 +256,9 @@ fn forged_tampered_and_replayed_packets_are_never_written_and_are_counted() {
                 }
                 match &kept {
                     None => kept = Some((packet.to_vec(), Instant::now())),
-                    // After d = 2 intervals of 100 ms its key is public: too late.
+                    // After d = 4 intervals of 200 ms its key is public: too late.
                     Some((old, at))
-                        if at.elapsed() > Duration::from_millis(350) && replayed == 0 =>
+                        if at.elapsed() > Duration::from_millis(1_050) && replayed == 0 =>
                     {
                         ours.insert(old.clone());
                         injector.send_to(old, group).expect("replay");
@@ -255,6 +291,7 @@ fn forged_tampered_and_replayed_packets_are_never_written_and_are_counted() {
 
 #[test]
 fn with_loss_and_reordering_exactly_the_authenticated_packets_come_out() {
+    let _serial = one_at_a_time();
     let dir = TempDir::new("tesla-loss");
     let (secret, public) = keygen(&dir, "ed25519");
     let ends = Endpoints::new();
@@ -264,7 +301,7 @@ fn with_loss_and_reordering_exactly_the_authenticated_packets_come_out() {
         &ends,
         &input,
         (&secret, &public),
-        &["--drop-every", "5", "--reorder", "--payload-size", "1000"],
+        &send_args(&["--drop-every", "5", "--reorder", "--payload-size", "1000"]),
         &[],
         || {},
     );

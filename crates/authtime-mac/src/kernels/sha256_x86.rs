@@ -297,19 +297,24 @@ pub(super) mod probe {
         best * 1e9 / per as f64
     }
 
-    /// The core clock in GHz, from a chain of dependent one-cycle `add`s.
+    /// The core clock in GHz, from a chain of dependent one-cycle
+    /// register-register `add`s (not `add reg, imm`, which Golden Cove and
+    /// later Intel cores fold in the renamer; see authtime-lab's
+    /// `clock_estimate`, which also cross-checks the figure).
     pub(in crate::kernels) fn clock_ghz() -> f64 {
+        let one = core::hint::black_box(1u64);
         let ns = best_ns(800_000, || {
             let mut x = 0u64;
-            // SAFETY: arithmetic on two registers, no memory.
+            // SAFETY: arithmetic on three registers, no memory.
             unsafe {
                 core::arch::asm!(
                     "2:",
-                    "add {x}, 1", "add {x}, 1", "add {x}, 1", "add {x}, 1",
-                    "add {x}, 1", "add {x}, 1", "add {x}, 1", "add {x}, 1",
+                    "add {x}, {one}", "add {x}, {one}", "add {x}, {one}", "add {x}, {one}",
+                    "add {x}, {one}", "add {x}, {one}", "add {x}, {one}", "add {x}, {one}",
                     "dec {n}",
                     "jnz 2b",
                     x = inout(reg) x,
+                    one = in(reg) one,
                     n = inout(reg) 100_000u64 => _,
                     options(nomem, nostack),
                 );

@@ -116,6 +116,16 @@ pub(crate) fn session(dir: &TempDir, serve: &Serve, ca: &Path) -> Session {
 
 /// `authtime query --nts localhost:<ke port> --ca <ca> --timeout 1 <extra>`.
 pub(crate) fn query_nts(serve: &Serve, ca: &Path, extra: &[&str]) -> std::process::Output {
+    query_nts_within(serve, ca, "1", extra)
+}
+
+/// [`query_nts`] with `--timeout <seconds>`.
+pub(crate) fn query_nts_within(
+    serve: &Serve,
+    ca: &Path,
+    seconds: &str,
+    extra: &[&str],
+) -> std::process::Output {
     let ke = format!("localhost:{}", serve.nts_ke.expect("NTS-KE").port());
     let ca = ca.display().to_string();
     let mut args = vec![
@@ -125,7 +135,7 @@ pub(crate) fn query_nts(serve: &Serve, ca: &Path, extra: &[&str]) -> std::proces
         "--ca",
         &ca,
         "--timeout",
-        "1",
+        seconds,
         "--json",
     ];
     args.extend_from_slice(extra);

@@ -184,6 +184,12 @@ pub(crate) struct Serve {
     pub(crate) nts_ke: Option<SocketAddr>,
 }
 
+/// The `[clock]` section of test servers that do not choose one: a
+/// declared stratum-2 clock whose upstream is 192.0.2.1 (TEST-NET-1), as a
+/// lab would run.
+pub(crate) const LAB_CLOCK: &str =
+    "[clock]\nsource = \"static\"\nstratum = 2\nreference-id = \"192.0.2.1\"\n";
+
 impl Serve {
     /// Starts `authtime serve --config <dir>/serve.toml` with `config_body`
     /// (which must not set `[metrics]`: the endpoint is added on a free
@@ -196,9 +202,17 @@ impl Serve {
     /// so that several servers can share one directory.
     pub(crate) fn start_named(dir: &TempDir, name: &str, config_body: &str) -> Self {
         let config = dir.path(&format!("{name}.toml"));
+        // A test server is a lab clock: unless the test chooses a clock
+        // source, it declares one (the host's own state differs from machine
+        // to machine; tests of the real sources choose them explicitly).
+        let clock = if config_body.contains("[clock]") {
+            ""
+        } else {
+            LAB_CLOCK
+        };
         std::fs::write(
             &config,
-            format!("{config_body}\n[metrics]\nlisten = \"127.0.0.1:0\"\n"),
+            format!("{config_body}\n{clock}[metrics]\nlisten = \"127.0.0.1:0\"\n"),
         )
         .expect("config");
         let log = dir.path(&format!("{name}.log"));
@@ -352,4 +366,53 @@ pub(crate) fn chronyd_command(conf: &Path, args: &[&str]) -> Command {
         command.args(["-u", "root"]);
     }
     command
+}
+
+/// Runs a `chronyd -Q -t LIMIT_S` client with configuration `conf` (and
+/// `extra` arguments before `-Q`), its output in `log_path`, until it ends by
+/// its own time limit (plus 5 s): whether it exited 0, and its log.
+pub(crate) fn run_chronyd_client(
+    conf: &Path,
+    extra: &[&str],
+    log_path: &Path,
+    limit_s: u32,
+) -> (bool, String) {
+    let log = std::fs::File::create(log_path).expect("log");
+    let limit = limit_s.to_string();
+    let mut args = extra.to_vec();
+    args.extend_from_slice(&["-Q", "-t", &limit]);
+    let child = chronyd_command(conf, &args)
+        .stdout(Stdio::from(log.try_clone().expect("log")))
+        .stderr(Stdio::from(log))
+        .spawn()
+        .expect("start chronyd -Q");
+    let mut guard = ChildGuard {
+        child,
+        name: "chronyd -Q".into(),
+    };
+    let status = guard
+        .wait_for_exit(Duration::from_secs(u64::from(limit_s) + 5))
+        .expect("chronyd -Q ends by its own timeout");
+    (
+        status.success(),
+        std::fs::read_to_string(log_path).unwrap_or_default(),
+    )
+}
+
+/// `authtime nts cert --out-dir DIR --prefix PREFIX --name localhost`: a
+/// test CA and a leaf signed by it, as `PREFIX-ca.pem`, `PREFIX-chain.pem`
+/// and `PREFIX-key.pem`.
+pub(crate) fn nts_cert(dir: &TempDir, prefix: &str) {
+    let out_dir = dir.0.display().to_string();
+    let out = authtime(&[
+        "nts",
+        "cert",
+        "--out-dir",
+        &out_dir,
+        "--prefix",
+        prefix,
+        "--name",
+        "localhost",
+    ]);
+    assert!(out.status.success(), "{}", text_of(&out));
 }

@@ -1,0 +1,173 @@
+//! `authtime status`: what `authtime serve` with the same configuration
+//! announces about its clock right now, and why.
+//!
+//! It resolves and reads the `[clock]` source exactly as the server does
+//! (the same code), then prints the reading and the header fields that
+//! follow from it.
+
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+use authtime_clock::{Announcement, Snapshot, SourceReading, announce};
+use authtime_server::Settings;
+use authtime_server::clock_source::SourceReader;
+use authtime_wire::LeapIndicator;
+use clap::Args;
+use serde_json::json;
+
+use crate::{Outcome, Streams};
+
+/// Arguments of `authtime status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The configuration file of `authtime serve` (default: its embedded
+    /// defaults, as `./run.sh` starts it).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The help text after the options.
+pub const STATUS_HELP: &str = "Reads the clock-state source of the configuration ([clock] source: \
+     chrony, ntp, kernel, static, or auto = chronyd if it answers, else the kernel) once, the way \
+     `authtime serve` does every second, and prints what the server announces: leap indicator, \
+     stratum, reference id, reference time, root delay and root dispersion, or UNSYNCHRONIZED with \
+     the reason.\n\nExit codes: 0 synchronized, 3 unsynchronized (or the source cannot be read), \
+     2 bad usage or configuration.\n\nExamples:\n  authtime status\n  authtime status --config \
+     /etc/authtime/authtime.toml --json";
+
+fn leap_text(leap: LeapIndicator) -> &'static str {
+    match leap {
+        LeapIndicator::NoWarning => "no warning",
+        LeapIndicator::InsertSecond => "a second is inserted at the end of today (UTC)",
+        LeapIndicator::DeleteSecond => "a second is deleted at the end of today (UTC)",
+        LeapIndicator::Unsynchronized => "unsynchronized",
+    }
+}
+
+/// Prints the source, its reading and the announcement.
+///
+/// # Errors
+/// An unreadable or invalid configuration, or a source that cannot be set up.
+pub fn status(args: &StatusArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outcome> {
+    let settings = match &args.config {
+        None => Settings::default(),
+        Some(path) => crate::cmd_config::read_settings(path)?
+            .map_err(|problems| anyhow!("{}", problems.lines.join("\n")))?,
+    };
+    let (reader, warnings) =
+        SourceReader::resolve(&settings.clock.source).map_err(|e| anyhow!("clock source: {e}"))?;
+    for warning in &warnings {
+        writeln!(streams.stderr, "warning: {warning}")?;
+    }
+    let now = authtime_server::clock::now_unix();
+    let unread = Snapshot::unread(reader.kind(), now);
+    let (snapshot, error) = match reader.read(now) {
+        Ok(reading) => (unread.with_reading(reading, now), None),
+        Err(e) => (unread.with_failure(now), Some(e)),
+    };
+    let a = announce(&snapshot, now, &settings.clock.policy);
+    if args.json {
+        print_json(streams, &reader, &snapshot, error.as_deref(), &a)?;
+    } else {
+        print_text(streams, &reader, &snapshot, error.as_deref(), &a)?;
+    }
+    Ok(match a.unsynchronized {
+        None => Outcome::Success,
+        Some(cause) => {
+            Outcome::NoAnswer(format!("the clock is announced as unsynchronized: {cause}"))
+        }
+    })
+}
+
+fn reading_text(snapshot: &Snapshot, error: Option<&str>) -> String {
+    match (snapshot.reading, error) {
+        (_, Some(e)) => format!("cannot be read: {e}"),
+        (Some(SourceReading::Synchronized(r)), None) => format!(
+            "synchronized, stratum {}, reference id {}, root delay {:.6} s, root dispersion {:.6} s{}",
+            r.stratum,
+            r.reference_id,
+            r.root_delay,
+            r.root_dispersion,
+            match r.leap {
+                authtime_clock::LeapWarning::None => String::new(),
+                leap => format!(", leap second announced ({leap:?})"),
+            }
+        ),
+        (Some(SourceReading::Unsynchronized(cause)), None) => format!("unsynchronized: {cause}"),
+        (None, None) => "not read".into(),
+    }
+}
+
+fn print_text(
+    streams: &mut Streams<'_>,
+    reader: &SourceReader,
+    snapshot: &Snapshot,
+    error: Option<&str>,
+    a: &Announcement,
+) -> anyhow::Result<()> {
+    writeln!(streams.stdout, "source:    {} ({reader})", reader.kind())?;
+    writeln!(
+        streams.stdout,
+        "reading:   {}",
+        reading_text(snapshot, error)
+    )?;
+    match a.unsynchronized {
+        Some(cause) => writeln!(
+            streams.stdout,
+            "announced: UNSYNCHRONIZED: leap 3, stratum 0, reference id 0, reference time 0, root delay \
+             and dispersion 1 s (as chrony)\nbecause:   {cause}"
+        )?,
+        None => writeln!(
+            streams.stdout,
+            "announced: synchronized: leap {} ({}), stratum {}, reference id {} (0x{:08x}), reference time \
+             {}, root delay {:.6} s, root dispersion {:.6} s",
+            a.leap.to_bits(),
+            leap_text(a.leap),
+            a.stratum,
+            a.reference_id,
+            a.reference_id.to_u32(),
+            reference_time_text(a),
+            a.root_delay.as_seconds_f64(),
+            a.root_dispersion.as_seconds_f64()
+        )?,
+    }
+    Ok(())
+}
+
+fn reference_time_text(a: &Announcement) -> String {
+    let now = authtime_server::clock::now_unix();
+    let t = a.reference_ts.to_unix_near(now.secs);
+    format!("{} s ago", now.secs.saturating_sub(t.secs))
+}
+
+fn print_json(
+    streams: &mut Streams<'_>,
+    reader: &SourceReader,
+    snapshot: &Snapshot,
+    error: Option<&str>,
+    a: &Announcement,
+) -> anyhow::Result<()> {
+    let now = authtime_server::clock::now_unix();
+    let out = json!({
+        "source": reader.kind().name(),
+        "source_detail": reader.to_string(),
+        "reading": reading_text(snapshot, error),
+        "read_error": error,
+        "synchronized": a.is_synchronized(),
+        "unsynchronized_because": a.unsynchronized.map(|c| c.to_string()),
+        "announced": {
+            "leap": a.leap.to_bits(),
+            "stratum": a.stratum,
+            "reference_id": a.reference_id.to_string(),
+            "reference_id_hex": format!("{:08x}", a.reference_id.to_u32()),
+            "reference_time_unix": (!a.reference_ts.is_zero()).then(|| a.reference_ts.to_unix_near(now.secs).secs),
+            "root_delay": a.root_delay.as_seconds_f64(),
+            "root_dispersion": a.root_dispersion.as_seconds_f64(),
+        },
+    });
+    writeln!(streams.stdout, "{}", serde_json::to_string_pretty(&out)?)?;
+    Ok(())
+}
