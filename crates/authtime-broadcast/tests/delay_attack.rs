@@ -10,7 +10,7 @@ use authtime_broadcast::{
 use authtime_sign::{Scheme, SigningKey};
 use authtime_tesla::{Params, ReceiverConfig, Sender, SyncClient, Time, mac_by_name};
 use authtime_tesla_dtls::{SchemeSigner, SchemeVerifier};
-use authtime_wire::{Header, Mode, NtpTimestamp, Packet};
+use authtime_wire::{Header, LeapIndicator, Mode, NtpTimestamp, Packet};
 
 const MS: u64 = 1_000_000;
 const T0: u64 = 1_700_000_000_000_000_000;
@@ -72,8 +72,15 @@ fn world(config: ClientConfig) -> World {
     }
 }
 
+/// A broadcast packet of a synchronized stratum-2 sender.
 fn datagram(sender: &mut Sender, now: u64) -> Vec<u8> {
+    datagram_with(sender, now, LeapIndicator::NoWarning, 2)
+}
+
+fn datagram_with(sender: &mut Sender, now: u64, leap: LeapIndicator, stratum: u8) -> Vec<u8> {
     let mut h = Header::new(Mode::Broadcast);
+    h.leap = leap;
+    h.stratum = stratum;
     h.transmit_ts =
         NtpTimestamp::from_unix((now / 1_000_000_000) as i64, (now % 1_000_000_000) as u32);
     let payload = wire::header_bytes(&h).expect("header");
@@ -124,6 +131,42 @@ fn layout_round_trips_and_is_a_valid_ntp_packet() {
     );
     let u = wire::decode(&d, 16).expect("decode");
     assert_eq!(&u.tesla_packet[1..49], &d[..48]);
+}
+
+#[test]
+fn a_sender_that_says_it_is_unsynchronized_gives_no_time() {
+    let mut w = world(ClientConfig::default());
+    for (leap, stratum) in [
+        (LeapIndicator::Unsynchronized, 0),
+        (LeapIndicator::Unsynchronized, 2),
+        (LeapIndicator::NoWarning, 0),
+        (LeapIndicator::NoWarning, 16),
+    ] {
+        let mut rejected = Vec::new();
+        for _ in 0..6 {
+            w.now += INTERVAL;
+            let d = datagram_with(&mut w.sender, w.now, leap, stratum);
+            for s in w.client.handle(&d, Time(w.now - OFFSET + MS)) {
+                assert_eq!(
+                    s.verdict,
+                    Err(Rejection::Unsynchronized),
+                    "{leap:?} {stratum}"
+                );
+                rejected.push(s);
+            }
+        }
+        assert!(
+            !rejected.is_empty(),
+            "{leap:?} {stratum}: authenticated packets were released"
+        );
+    }
+    assert_eq!(w.client.stats().accepted, 0);
+    assert!(w.client.stats().unsynchronized >= 4);
+    assert_eq!(
+        w.client.offset_ns(),
+        None,
+        "no estimate from an unsynchronized sender"
+    );
 }
 
 #[test]

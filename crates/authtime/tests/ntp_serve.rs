@@ -179,7 +179,15 @@ fn malformed_datagrams_are_dropped_and_counted_like_the_sans_io_server() {
     let target = serve.addr.to_string();
     let ok = authtime(&["query", &target]);
     assert!(ok.status.success(), "{}", text_of(&ok));
-    assert!(!serve.log_text().contains("WARN"), "{}", serve.log_text());
+    // Nothing a peer sent was logged as a warning. (The lab clock of the
+    // test server may draw one start-up warning on a host whose kernel says
+    // unsynchronized: that one is about the host, not about the packets.)
+    let log = serve.log_text();
+    assert!(
+        !log.lines()
+            .any(|l| l.contains("WARN") && !l.contains("source = \"static\" announces")),
+        "{log}"
+    );
 }
 
 #[test]
