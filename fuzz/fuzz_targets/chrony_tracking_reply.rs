@@ -5,5 +5,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    authtime_clock::chrony_cmd(data);
+    authtime_clock::chrony_cmd::fuzz_tracking_reply(data);
 });

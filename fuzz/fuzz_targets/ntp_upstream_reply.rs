@@ -5,5 +5,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    authtime_clock::ntp_upstream(data);
+    authtime_clock::ntp_upstream::fuzz_reply(data);
 });
