@@ -207,7 +207,7 @@ impl PendingRequest<'_> {
         }
         // chrony, NTPsec and authtime announce an unsynchronized clock with
         // leap 3, stratum 0 and reference id 0; a kiss code is ASCII.
-        if let Some(code) = h.kiss_code().filter(|c| c.0 != [0; 4]) {
+        if let Some(code) = h.kiss_code() {
             return Err(ClientError::KissOfDeath {
                 code,
                 authenticated: auth != AuthStatus::Unauthenticated,

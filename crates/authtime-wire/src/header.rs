@@ -211,11 +211,14 @@ impl Header {
         }
     }
 
-    /// The kiss code when this is a Kiss-o'-Death packet (stratum 0, RFC 5905
-    /// section 7.4), `None` otherwise.
+    /// The kiss code when this is a Kiss-o'-Death packet (stratum 0 with a
+    /// code in the reference id, RFC 5905 section 7.4), `None` otherwise.
+    /// Stratum 0 with reference id 0 is not a kiss: it is how chrony, NTPsec
+    /// and authtime announce an unsynchronized clock (kiss codes are ASCII).
     #[must_use]
     pub const fn kiss_code(&self) -> Option<KissCode> {
-        if self.stratum == 0 {
+        let id = self.reference_id.0;
+        if self.stratum == 0 && !(id[0] == 0 && id[1] == 0 && id[2] == 0 && id[3] == 0) {
             Some(self.reference_id.as_kiss_code())
         } else {
             None
@@ -332,6 +335,10 @@ mod tests {
         h.reference_id = KissCode::RATE.into();
         assert_eq!(h.kiss_code(), Some(KissCode::RATE));
         h.stratum = 1;
+        assert_eq!(h.kiss_code(), None);
+        // chrony's unsynchronized reply: stratum 0, reference id 0.
+        h.stratum = 0;
+        h.reference_id = ReferenceId([0; 4]);
         assert_eq!(h.kiss_code(), None);
     }
 

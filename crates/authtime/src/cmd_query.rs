@@ -162,7 +162,7 @@ pub(crate) fn seconds(flag: &str, value: f64, min: f64, max: f64) -> anyhow::Res
 }
 
 /// `HOST`, `HOST:PORT`, a bare IPv6 address or `[IPv6]:PORT`; port 123 by default.
-fn resolve(server: &str) -> anyhow::Result<SocketAddr> {
+pub(crate) fn resolve(server: &str) -> anyhow::Result<SocketAddr> {
     if let Ok(addr) = server.parse::<SocketAddr>() {
         return Ok(addr);
     }
@@ -187,7 +187,7 @@ fn resolve(server: &str) -> anyhow::Result<SocketAddr> {
 /// One request and its reply: replies that do not answer our request, or
 /// fail its MAC, are ignored while the timeout runs (anyone can send them);
 /// the last such MAC failure is the verdict if nothing better arrives.
-fn exchange(
+pub(crate) fn exchange(
     socket: &UdpSocket,
     key: Option<&KeyEntry>,
     timeout: Duration,
@@ -262,7 +262,7 @@ fn is_auth_error(e: &ClientError) -> bool {
     )
 }
 
-fn leap_name(leap: LeapIndicator) -> &'static str {
+pub(crate) fn leap_name(leap: LeapIndicator) -> &'static str {
     match leap {
         LeapIndicator::NoWarning => "none",
         LeapIndicator::InsertSecond => "insert-second",

@@ -24,6 +24,10 @@ pub struct StatusArgs {
     /// defaults, as `./run.sh` starts it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Also ask the running server at HOST[:PORT] (plain NTP, port 123 by
+    /// default) what it announces, and show it beside the reading.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub server: Option<String>,
     /// Print a JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -35,8 +39,10 @@ pub const STATUS_HELP: &str = "Reads the clock-state source of the configuration
      `authtime serve` does every second, and prints what the server announces: leap indicator, \
      stratum, reference id, reference time, root delay and root dispersion, or UNSYNCHRONIZED with \
      the reason.\n\nExit codes: 0 synchronized, 3 unsynchronized (or the source cannot be read), \
-     2 bad usage or configuration.\n\nExamples:\n  authtime status\n  authtime status --config \
-     /etc/authtime/authtime.toml --json";
+     2 bad usage or configuration. With --server, the running server is asked too (one plain \
+     query) and what it announces is printed beside the reading; the exit code still follows \
+     the reading.\n\nExamples:\n  authtime status\n  authtime status --config \
+     /etc/authtime/authtime.toml --server 127.0.0.1 --json";
 
 fn leap_text(leap: LeapIndicator) -> &'static str {
     match leap {
@@ -69,10 +75,21 @@ pub fn status(args: &StatusArgs, streams: &mut Streams<'_>) -> anyhow::Result<Ou
         Err(e) => (unread.with_failure(now), Some(e)),
     };
     let a = announce(&snapshot, now, &settings.clock.policy);
+    let live = args.server.as_deref().map(ask_server).transpose()?;
     if args.json {
-        print_json(streams, &reader, &snapshot, error.as_deref(), &a)?;
+        print_json(
+            streams,
+            &reader,
+            &snapshot,
+            error.as_deref(),
+            &a,
+            live.as_ref(),
+        )?;
     } else {
         print_text(streams, &reader, &snapshot, error.as_deref(), &a)?;
+        if let Some(live) = &live {
+            writeln!(streams.stdout, "server:    {}: {}", live.target, live.text)?;
+        }
     }
     Ok(match a.unsynchronized {
         None => Outcome::Success,
@@ -80,6 +97,57 @@ pub fn status(args: &StatusArgs, streams: &mut Streams<'_>) -> anyhow::Result<Ou
             Outcome::NoAnswer(format!("the clock is announced as unsynchronized: {cause}"))
         }
     })
+}
+
+/// What the running server answered.
+struct Live {
+    target: std::net::SocketAddr,
+    text: String,
+    json: serde_json::Value,
+}
+
+fn ask_server(server: &str) -> anyhow::Result<Live> {
+    use crate::cmd_query::{Failure, exchange, leap_name, resolve};
+    let target = resolve(server)?;
+    let local: std::net::SocketAddr = if target.is_ipv4() {
+        ([0u8; 4], 0).into()
+    } else {
+        ([0u16; 8], 0).into()
+    };
+    let socket = std::net::UdpSocket::bind(local)?;
+    socket.connect(target)?;
+    let (text, json) = match exchange(&socket, None, std::time::Duration::from_secs(2)) {
+        Ok(s) => (
+            format!(
+                "announces leap {} ({}), stratum {}, reference id {}, root delay {:.6} s, root dispersion {:.6} s \
+                 (offset {:+.6} s from this host)",
+                s.leap.to_bits(),
+                leap_name(s.leap),
+                s.stratum,
+                s.reference_id,
+                s.root_delay,
+                s.root_dispersion,
+                s.offset
+            ),
+            json!({
+                "answered": true, "synchronized": true, "leap": s.leap.to_bits(), "stratum": s.stratum,
+                "reference_id": s.reference_id.to_string(), "root_delay": s.root_delay,
+                "root_dispersion": s.root_dispersion, "offset": s.offset,
+            }),
+        ),
+        Err(Failure::Unsynchronized { leap, stratum, .. }) => (
+            format!(
+                "announces UNSYNCHRONIZED (leap {}, stratum {stratum})",
+                leap.to_bits()
+            ),
+            json!({ "answered": true, "synchronized": false, "leap": leap.to_bits(), "stratum": stratum }),
+        ),
+        Err(f) => (
+            format!("no usable answer: {}", f.reason()),
+            json!({ "answered": false, "reason": f.reason() }),
+        ),
+    };
+    Ok(Live { target, text, json })
 }
 
 fn reading_text(snapshot: &Snapshot, error: Option<&str>) -> String {
@@ -149,6 +217,7 @@ fn print_json(
     snapshot: &Snapshot,
     error: Option<&str>,
     a: &Announcement,
+    live: Option<&Live>,
 ) -> anyhow::Result<()> {
     let now = authtime_server::clock::now_unix();
     let out = json!({
@@ -167,6 +236,7 @@ fn print_json(
             "root_delay": a.root_delay.as_seconds_f64(),
             "root_dispersion": a.root_dispersion.as_seconds_f64(),
         },
+        "server": live.map(|l| json!({ "address": l.target.to_string(), "reply": l.json })),
     });
     writeln!(streams.stdout, "{}", serde_json::to_string_pretty(&out)?)?;
     Ok(())

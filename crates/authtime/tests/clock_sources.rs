@@ -167,6 +167,30 @@ fn an_unsynchronized_chronyd_makes_authtime_answer_as_chronyd_does() {
         serve.log_text()
     );
 
+    // `authtime status` says the same, and why, and so does the running server.
+    let config = dir.path("serve.toml").display().to_string();
+    let out = authtime(&[
+        "status",
+        "--config",
+        &config,
+        "--server",
+        &serve.addr.to_string(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", text_of(&out));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(status["source"], "chrony", "{status}");
+    assert_eq!(status["synchronized"], false, "{status}");
+    assert_eq!(status["announced"]["leap"], 3, "{status}");
+    assert!(
+        status["unsynchronized_because"]
+            .as_str()
+            .is_some_and(|w| w.contains("not synchronised")),
+        "{status}"
+    );
+    assert_eq!(status["server"]["reply"]["synchronized"], false, "{status}");
+    assert_eq!(status["server"]["reply"]["answered"], true, "{status}");
+
     // A real client refuses it.
     let (accepted, log) = chronyd_client_accepts(&dir, "unsync", serve.addr.port(), 8);
     assert!(
@@ -210,6 +234,22 @@ fn a_synchronized_chronyd_is_announced_with_its_stratum_and_reference() {
         assert_eq!(server.metric("authtime_clock_synchronized"), 1, "{name}");
         assert_eq!(server.metric("authtime_clock_stratum"), 5, "{name}");
     }
+    let config = dir.path("serve.toml").display().to_string();
+    let out = authtime(&[
+        "status",
+        "--config",
+        &config,
+        "--server",
+        &serve.addr.to_string(),
+    ]);
+    assert!(out.status.success(), "{}", text_of(&out));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains(
+            "announced: synchronized: leap 0 (no warning), stratum 5, reference id 127.127.1.1"
+        ) && shown.contains("announces leap 0 (none), stratum 5, reference id 127.127.1.1"),
+        "{shown}"
+    );
     let (accepted, log) = chronyd_client_accepts(&dir, "sync", serve.addr.port(), 10);
     assert!(accepted, "chronyd -Q refused a stratum-5 server:\n{log}");
 }
