@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# The main job of authtime, from a fresh machine: builds the release binary and
-# runs the NTP server with its embedded defaults (plain NTP on port 123 of every
-# address, rate limiting on, no keys) until SIGTERM or Ctrl-C.
+# The main job of authtime, from a fresh machine: builds the server daemon,
+# `authtimed`, and runs it with its embedded defaults (plain NTP on port 123 of
+# every address, rate limiting on, no keys, the clock's state from chronyd or
+# the kernel) until SIGTERM or Ctrl-C.
 #
 #   ./run.sh                                   # embedded defaults (port 123: root or CAP_NET_BIND_SERVICE)
 #   ./run.sh --config examples/authtime.toml   # loopback, high port, symmetric keys, metrics
-#   ./run.sh --listen 127.0.0.1:11123          # any `authtime serve` option
+#   ./run.sh --listen 127.0.0.1:11123          # any `authtimed` option (authtimed --help)
 set -euo pipefail
 cd "$(dirname "$0")"
-# libssl-dev and pkg-config: the lab (part of the binary) links libcrypto for its OpenSSL peer.
-scripts/ensure-packages.sh libssl-dev pkg-config
-cargo build --release --locked -p authtime
-exec target/release/authtime serve "$@"
+# The daemon links no OpenSSL: nothing to install but the Rust toolchain.
+cargo build --release --locked -p authtimed
+exec target/release/authtimed "$@"

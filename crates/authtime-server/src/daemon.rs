@@ -402,6 +402,7 @@ impl Running {
         for signal in signals.0.forever() {
             match signal {
                 SIGHUP => {
+                    let _ = crate::systemd_notify::notify("RELOADING=1");
                     if let Some(ke) = &self.nts_ke {
                         match ke.handle.reload() {
                             Ok(()) => tracing::info!("NTS-KE certificate reloaded"),
@@ -415,9 +416,11 @@ impl Running {
                     } else {
                         let _ = self.reload_keys();
                     }
+                    let _ = crate::systemd_notify::notify("READY=1");
                 }
                 _ => {
                     tracing::info!(signal, "stopping");
+                    let _ = crate::systemd_notify::notify("STOPPING=1");
                     break;
                 }
             }

@@ -36,8 +36,10 @@ pub mod clock_source;
 pub mod clock_state;
 pub mod config;
 pub mod config_clock;
+pub mod config_file;
 pub mod config_location;
 mod daemon;
+pub mod foreground;
 #[doc(hidden)]
 pub mod fuzz_harness;
 mod key_store;
@@ -52,6 +54,7 @@ mod nts_ke;
 pub mod nts_keys;
 mod nts_worker;
 mod sockets;
+pub mod systemd_notify;
 #[expect(
     unsafe_code,
     reason = "setpriority is FFI; each block has a SAFETY comment"

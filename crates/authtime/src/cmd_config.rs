@@ -4,51 +4,19 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Context as _, anyhow};
-use authtime_server::config_location::{locate, location_of_offset};
-use authtime_server::{ConfigFile, Settings};
+use authtime_server::Settings;
+use authtime_server::config_location::locate;
 
 use crate::{Outcome, Streams, cli::ConfigCheckArgs};
 
-/// A configuration file's problems, each as `FILE:LINE:COLUMN: message`.
-#[derive(Debug)]
-pub struct ConfigProblems {
-    /// One line per problem.
-    pub lines: Vec<String>,
-}
+pub use authtime_server::config_file::ConfigProblems;
 
 /// Reads, parses and validates the configuration file at `path`.
 ///
 /// # Errors
 /// The file cannot be read (an error), or it has problems ([`ConfigProblems`]).
 pub fn read_settings(path: &Path) -> anyhow::Result<Result<Settings, ConfigProblems>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
-    let name = path.display();
-    let file = match ConfigFile::parse(&text) {
-        Ok(file) => file,
-        Err(e) => {
-            let at = e.span().map_or_else(String::new, |span| {
-                let l = location_of_offset(&text, span.start);
-                format!("{}:{}:", l.line, l.column)
-            });
-            let message = e.message().replace('\n', " ");
-            return Ok(Err(ConfigProblems {
-                lines: vec![format!("{name}:{at} {}", message.trim())],
-            }));
-        }
-    };
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    Ok(file
-        .validate(Some(dir.unwrap_or(Path::new("."))))
-        .map_err(|problems| ConfigProblems {
-            lines: problems
-                .iter()
-                .map(|p| {
-                    let at = locate(&text, &p.path)
-                        .map_or_else(String::new, |l| format!("{}:{}:", l.line, l.column));
-                    format!("{name}:{at} {}: {}", p.path, p.message)
-                })
-                .collect(),
-        }))
+    authtime_server::config_file::read_settings(path).with_context(|| format!("{}", path.display()))
 }
 
 /// Checks a configuration file and the key file it names: prints `ok`, or

@@ -1,0 +1,170 @@
+//! `authtimed` as an operator runs it: `--help`, a bad configuration refused
+//! with one line, and a server that tells systemd it is ready (a
+//! `NOTIFY_SOCKET` made here), answers NTP on loopback and stops on SIGTERM.
+
+use std::io::{BufRead as _, BufReader};
+use std::net::{SocketAddr, UdpSocket};
+use std::os::unix::net::UnixDatagram;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn authtimed() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_authtimed"))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("authtimed-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    dir
+}
+
+/// Kills the daemon if a test fails before it stops.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+        }
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn help_names_the_exit_codes_and_bad_configuration_is_one_line() {
+    let out = authtimed().arg("--help").output().expect("run");
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("Exit codes") && help.contains("--config"),
+        "{help}"
+    );
+
+    let dir = temp_dir("bad");
+    let config = dir.join("bad.toml");
+    std::fs::write(&config, "[ntp]\nlisten = [\"nowhere\"]\nworkers = 999\n").expect("write");
+    let out = authtimed()
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("bad.toml:2:11: ntp.listen[0]") && err.contains("and 1 more"),
+        "{err}"
+    );
+    let out = authtimed()
+        .args(["--listen", "127.0.0.1"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn it_tells_systemd_it_is_ready_serves_and_stops_on_sigterm() {
+    let dir = temp_dir("ready");
+    let notify_path = dir.join("notify.sock");
+    let notify = UnixDatagram::bind(&notify_path).expect("bind notify socket");
+    notify
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    let config = dir.join("authtime.toml");
+    std::fs::write(
+        &config,
+        "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n\
+         [clock]\nsource = \"static\"\nstratum = 2\nreference-id = \"192.0.2.1\"\n",
+    )
+    .expect("write");
+    let child = authtimed()
+        .arg("--config")
+        .arg(&config)
+        .env("NOTIFY_SOCKET", &notify_path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start authtimed");
+    let mut guard = Guard(child);
+    let mut buf = [0u8; 1024];
+    // A signal (SIGCHLD of another test's child) may interrupt the wait.
+    let n = loop {
+        match notify.recv(&mut buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            other => break other.expect("READY=1 within 20 s"),
+        }
+    };
+    let state = String::from_utf8_lossy(&buf[..n]).into_owned();
+    assert!(state.starts_with("READY=1\nSTATUS=clock: "), "{state}");
+    assert!(state.contains("synchronized, stratum 2"), "{state}");
+
+    // The address it says it serves on answers a client request.
+    let stdout = guard.0.stdout.take().expect("piped");
+    let addr: SocketAddr = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            l.strip_prefix("listening on udp ")?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .expect("a listening line");
+    let client = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    client
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let mut request = [0u8; 48];
+    request[0] = 0x23;
+    request[40..48].copy_from_slice(&7u64.to_be_bytes());
+    client.send_to(&request, addr).expect("send");
+    let mut reply = [0u8; 128];
+    let (n, _) = client.recv_from(&mut reply).expect("a reply");
+    assert_eq!(n, 48);
+    assert_eq!(reply[0] & 0x07, 4, "mode 4");
+    assert_eq!(reply[1], 2, "stratum 2");
+    assert_eq!(reply[24..32], 7u64.to_be_bytes(), "origin = our transmit");
+
+    let pid = guard.0.id().to_string();
+    let recv = |buf: &mut [u8]| loop {
+        match notify.recv(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            other => break other.expect("a notification within 20 s"),
+        }
+    };
+    // SIGHUP: reloading, then ready again.
+    let hup = Command::new("kill")
+        .args(["-HUP", &pid])
+        .status()
+        .expect("kill");
+    assert!(hup.success());
+    let n = recv(&mut buf);
+    assert_eq!(&buf[..n], b"RELOADING=1");
+    let n = recv(&mut buf);
+    assert_eq!(&buf[..n], b"READY=1");
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = guard.0.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "authtimed did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    let n = recv(&mut buf);
+    assert_eq!(&buf[..n], b"STOPPING=1");
+    let _ = std::fs::remove_dir_all(&dir);
+}
