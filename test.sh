@@ -16,6 +16,8 @@ echo "test.sh: cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "test.sh: the daemon's dependencies (no OpenSSL, plotting, lab)"
 scripts/check-daemon-deps.sh
+echo "test.sh: the systemd unit (systemd-analyze verify and security)"
+scripts/check-systemd-unit.sh
 echo "test.sh: cargo test"
 cargo test --workspace --locked
 echo "test.sh: fuzz targets, a few seconds each (AUTHTIME_SKIP_FUZZ=1 skips)"
