@@ -91,7 +91,8 @@ fn it_tells_systemd_it_is_ready_serves_and_stops_on_sigterm() {
         .expect("start authtimed");
     let mut guard = Guard(child);
     let mut buf = [0u8; 1024];
-    // A signal (SIGCHLD of another test's child) may interrupt the wait.
+    // A signal (SIGCHLD of another test's child) may interrupt a wait here
+    // and below: each is retried.
     let n = loop {
         match notify.recv(&mut buf) {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -124,7 +125,12 @@ fn it_tells_systemd_it_is_ready_serves_and_stops_on_sigterm() {
     request[40..48].copy_from_slice(&7u64.to_be_bytes());
     client.send_to(&request, addr).expect("send");
     let mut reply = [0u8; 128];
-    let (n, _) = client.recv_from(&mut reply).expect("a reply");
+    let n = loop {
+        match client.recv_from(&mut reply) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            other => break other.expect("a reply").0,
+        }
+    };
     assert_eq!(n, 48);
     assert_eq!(reply[0] & 0x07, 4, "mode 4");
     assert_eq!(reply[1], 2, "stratum 2");
