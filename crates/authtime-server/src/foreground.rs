@@ -6,6 +6,18 @@ use std::io::Write;
 
 use crate::{Running, Settings, Signals, start};
 
+/// Logs to standard error at `level` and below, one event a line, without
+/// colour. A subscriber already set (commands run in-process by tests) is
+/// kept.
+pub fn init_logging(level: tracing::Level) {
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .with_target(false)
+        .with_ansi(false)
+        .try_init();
+}
+
 /// Starts the server, prints what it serves on `out`, notifies systemd when
 /// it runs under it, and serves until a stop signal.
 ///

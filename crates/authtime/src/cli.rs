@@ -131,7 +131,10 @@ const SERVE_HELP: &str = "Without --config, serves on the standard port 123 of e
      IPv6 address with the embedded defaults (no keys: plain NTP; rate limiting on; no metrics). \
      Port 123 needs root or CAP_NET_BIND_SERVICE; elsewhere use --listen 127.0.0.1:11123. \
      --listen, --keys and --metrics replace the configuration file's values. The clock served is \
-     the system clock. SIGHUP reloads the key file (a bad file keeps the old keys); SIGTERM and \
+     the system clock; what replies say about it (leap, stratum, reference, root dispersion, or \
+     unsynchronized) follows the [clock] source: chronyd if it answers, else the kernel, by \
+     default (see docs/clock.md and `authtime status`). `authtimed` is the same server as a \
+     daemon of its own, without the tools. SIGHUP reloads the key file (a bad file keeps the old keys); SIGTERM and \
      SIGINT stop the server (exit 0). Logs go to standard error.\n\n\
      Examples:\n  authtime serve --listen 127.0.0.1:11123\n  \
      authtime serve --config examples/authtime.toml\n  \
@@ -145,7 +148,9 @@ const QUERY_HELP: &str = "Prints one line per reply: offset and delay in seconds
      Exit codes: 0 every query got a valid reply (authenticated, when a key was given); \
      1 authentication failed (bad or missing MAC in the reply, crypto-NAK, or the server answers \
      plain requests but not keyed ones); 2 bad usage or bad input (key file, key id, host); \
-     3 no usable reply (no answer within --timeout, Kiss-o'-Death, unsynchronized server). \
+     3 no usable reply (no answer within --timeout, Kiss-o'-Death, or a server that answers \
+     but says it is unsynchronized: leap 3, or stratum 0 with reference id 0 as chrony sends; \
+     with --nts its fresh cookies are still kept). \
      With several queries the first of 1, 3 in that order wins.\n\n\
      With --nts, the server is an NTS-KE server: authtime runs NTS-KE (TLS 1.3), then sends \
      NTS-protected requests to the NTP server it names, using each cookie once and keeping the \

@@ -21,14 +21,7 @@ pub fn serve(args: &ServeArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outc
     };
     let settings =
         settings_for_serve(args.config.as_deref(), &overrides).map_err(|e| anyhow!(e))?;
-    // Logs are for the operator; the subscriber may already be set when
-    // commands run in-process (tests), which is fine.
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(settings.log_level)
-        .with_target(false)
-        .with_ansi(false)
-        .try_init();
+    authtime_server::foreground::init_logging(settings.log_level);
     authtime_server::foreground::serve_in_foreground(&settings, streams.stdout)
         .map_err(|e| anyhow!(e))?;
     Ok(Outcome::Success)

@@ -95,6 +95,16 @@ fn reply_header(target: SocketAddr) -> [u8; 24] {
     reply[..24].try_into().expect("24 bytes")
 }
 
+/// `authtime status` for the configuration of `serve` (written by
+/// `Serve::start` as `serve.toml`), asking the running server too.
+fn status(dir: &TempDir, serve: &Serve, extra: &[&str]) -> std::process::Output {
+    let config = dir.path("serve.toml").display().to_string();
+    let addr = serve.addr.to_string();
+    let mut args = vec!["status", "--config", &config, "--server", &addr];
+    args.extend_from_slice(extra);
+    authtime(&args)
+}
+
 /// Runs a `chronyd -Q` client against `port` for at most `limit_s` seconds:
 /// whether it accepted the server.
 fn chronyd_client_accepts(dir: &TempDir, name: &str, port: u16, limit_s: u32) -> (bool, String) {
@@ -168,15 +178,7 @@ fn an_unsynchronized_chronyd_makes_authtime_answer_as_chronyd_does() {
     );
 
     // `authtime status` says the same, and why, and so does the running server.
-    let config = dir.path("serve.toml").display().to_string();
-    let out = authtime(&[
-        "status",
-        "--config",
-        &config,
-        "--server",
-        &serve.addr.to_string(),
-        "--json",
-    ]);
+    let out = status(&dir, &serve, &["--json"]);
     assert_eq!(out.status.code(), Some(3), "{}", text_of(&out));
     let status: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(status["source"], "chrony", "{status}");
@@ -234,14 +236,7 @@ fn a_synchronized_chronyd_is_announced_with_its_stratum_and_reference() {
         assert_eq!(server.metric("authtime_clock_synchronized"), 1, "{name}");
         assert_eq!(server.metric("authtime_clock_stratum"), 5, "{name}");
     }
-    let config = dir.path("serve.toml").display().to_string();
-    let out = authtime(&[
-        "status",
-        "--config",
-        &config,
-        "--server",
-        &serve.addr.to_string(),
-    ]);
+    let out = status(&dir, &serve, &[]);
     assert!(out.status.success(), "{}", text_of(&out));
     let shown = text(&out.stdout);
     assert!(
@@ -290,7 +285,7 @@ fn a_source_that_disappears_becomes_unsynchronized_and_drop_counts() {
 #[test]
 fn an_unsynchronized_nts_server_still_hands_out_cookies() {
     let dir = TempDir::new("clock-nts-unsync");
-    nts_cert(&dir, "t");
+    nts_cert(&dir, "t", &[]);
     // chronyd's command port on a port where nothing listens: the source
     // cannot be read, so the clock is unsynchronized from the start.
     let nobody = free_udp_port();

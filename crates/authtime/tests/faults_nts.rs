@@ -7,6 +7,7 @@
 
 mod hostile_support;
 mod ntp_support;
+use ntp_support::nts_cert;
 
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::process::{Command, Stdio};
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use authtime_keys::store::{EmbeddedStore, MasterKeyStore as _};
 use authtime_nts::KeyRing;
-use hostile_support::{Exchange, Rng, certificates, exchange, query_nts, query_nts_within};
+use hostile_support::{Exchange, Rng, exchange, query_nts, query_nts_within};
 use ntp_support::{ChildGuard, Serve, TempDir, free_udp_port, text_of};
 
 /// The tests of this file run one at a time: each puts a server under its
@@ -55,7 +56,7 @@ fn json(out: &std::process::Output) -> serde_json::Value {
 fn kill_9_during_rotations_leaves_a_whole_key_file_and_cookies_stay_valid() {
     let _serial = one_at_a_time();
     let dir = TempDir::new("faults-kill9");
-    certificates(&dir, "nts");
+    nts_cert(&dir, "nts", &[]);
     let (ntp_port, ke_port) = (free_udp_port(), free_tcp_port());
     let body = format!(
         "[ntp]\nlisten = [\"127.0.0.1:{ntp_port}\"]\nworkers = 1\n\
@@ -218,7 +219,7 @@ fn nts_load(dir: &TempDir, serve: &Serve, ca: &std::path::Path, stop: &AtomicBoo
 fn rotation_and_a_failing_redis_under_load_refuse_no_valid_cookie() {
     let _serial = one_at_a_time();
     let dir = TempDir::new("faults-redis");
-    certificates(&dir, "nts");
+    nts_cert(&dir, "nts", &[]);
     let redis_port = free_tcp_port();
     let mut redis_server = redis(redis_port);
     let body = hostile_support::nts_config(
@@ -297,8 +298,8 @@ fn replace(dir: &TempDir, from: &str, to: &str, in_place: bool) {
 fn certificates_replaced_under_load_fail_no_handshake() {
     let _serial = one_at_a_time();
     let dir = TempDir::new("faults-certs");
-    certificates(&dir, "a");
-    certificates(&dir, "b");
+    nts_cert(&dir, "a", &[]);
+    nts_cert(&dir, "b", &[]);
     // Clients trust both CAs, as during a planned CA change.
     let mut bundle = std::fs::read(dir.path("a-ca.pem")).expect("ca");
     bundle.extend(std::fs::read(dir.path("b-ca.pem")).expect("ca"));

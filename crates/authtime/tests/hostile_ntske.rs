@@ -8,19 +8,20 @@
 
 mod hostile_support;
 mod ntp_support;
+use ntp_support::nts_cert;
 
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use hostile_support::{Rng, certificates, fd_count, nts_config, query_nts, status_kib};
+use hostile_support::{Rng, fd_count, nts_config, query_nts, status_kib};
 use ntp_support::{Serve, TempDir, text_of};
 
 /// A one-worker NTS server with a cap of `cap` connections, a 1 s handshake
 /// and a 2 s session timeout.
 fn server(dir: &TempDir, cap: usize) -> Serve {
-    certificates(dir, "nts");
+    nts_cert(dir, "nts", &[]);
     let config = nts_config(
         "",
         &format!("max-connections = {cap}\nhandshake-timeout = 1.0\nsession-timeout = 2.0"),

@@ -7,6 +7,7 @@
 
 mod hostile_support;
 mod ntp_support;
+use ntp_support::nts_cert;
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
@@ -15,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use authtime_nts::SessionKeys;
 use hostile_support::{
-    Exchange, Rng, Session, certificates, exchange, family_sum, nts_config, nts_request,
-    status_kib, udp_socket_drops,
+    Exchange, Rng, Session, exchange, family_sum, nts_config, nts_request, status_kib,
+    udp_socket_drops,
 };
 use ntp_support::{Serve, TempDir, keygen};
 
@@ -190,7 +191,7 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 }
 
 fn server_with_keys(dir: &TempDir, rate_limit: bool) -> Serve {
-    certificates(dir, "nts");
+    nts_cert(dir, "nts", &[]);
     keygen(
         dir,
         "ntp.keys",
@@ -587,7 +588,7 @@ fn write_fuzz_seed_corpora() {
     use ntp_support::{chronyd_command, chronyd_private_lines};
 
     let dir = TempDir::new("fuzz-seeds");
-    certificates(&dir, "nts");
+    nts_cert(&dir, "nts", &[]);
     let relay = UdpSocket::bind("127.0.0.1:0").expect("bind");
     let relay_port = relay.local_addr().expect("addr").port();
     keygen(

@@ -8,6 +8,7 @@
 //!   authenticated samples; with the wrong trust anchor it exits 1.
 
 mod ntp_support;
+use ntp_support::nts_cert;
 
 use std::net::TcpStream;
 use std::process::Stdio;
@@ -17,26 +18,6 @@ use ntp_support::{
     ChildGuard, Serve, TempDir, authtime, chronyd_command, chronyd_private_lines, free_udp_port,
     run_chronyd_client, text, text_of,
 };
-
-/// `authtime nts cert` into `dir` with `prefix`; `extra` adds flags.
-fn nts_cert(dir: &TempDir, prefix: &str, extra: &[&str]) {
-    let out_dir = dir.0.display().to_string();
-    let mut args = vec![
-        "nts",
-        "cert",
-        "--out-dir",
-        &out_dir,
-        "--prefix",
-        prefix,
-        "--name",
-        "localhost",
-        "--ip",
-        "127.0.0.1",
-    ];
-    args.extend_from_slice(extra);
-    let out = authtime(&args);
-    assert!(out.status.success(), "nts cert: {}", text_of(&out));
-}
 
 /// `authtime serve` with NTS-KE on a free port, NTP on another.
 fn serve_nts(dir: &TempDir, prefix: &str) -> Serve {
@@ -84,7 +65,7 @@ fn chronyd_nts_client(dir: &TempDir, serve: &Serve, trust: &str, limit_s: u32) -
 #[test]
 fn chronyd_syncs_over_nts_from_authtime_with_a_ca_signed_certificate() {
     let dir = TempDir::new("nts-chrony-client");
-    nts_cert(&dir, "nts", &[]);
+    nts_cert(&dir, "nts", &["--ip", "127.0.0.1"]);
     let serve = serve_nts(&dir, "nts");
     let (ok, log) = chronyd_nts_client(&dir, &serve, "nts-ca.pem", 6);
     assert!(
@@ -111,7 +92,7 @@ fn chronyd_syncs_over_nts_from_authtime_with_a_ca_signed_certificate() {
 #[test]
 fn chronyd_syncs_over_nts_from_authtime_with_a_self_signed_certificate() {
     let dir = TempDir::new("nts-chrony-self-signed");
-    nts_cert(&dir, "self", &["--self-signed"]);
+    nts_cert(&dir, "self", &["--ip", "127.0.0.1", "--self-signed"]);
     let serve = serve_nts(&dir, "self");
     let (ok, log) = chronyd_nts_client(&dir, &serve, "self-ca.pem", 6);
     assert!(
@@ -128,8 +109,8 @@ fn chronyd_syncs_over_nts_from_authtime_with_a_self_signed_certificate() {
 #[test]
 fn chronyd_gets_no_sample_when_it_does_not_trust_the_certificate() {
     let dir = TempDir::new("nts-chrony-untrusted");
-    nts_cert(&dir, "nts", &[]);
-    nts_cert(&dir, "other", &[]);
+    nts_cert(&dir, "nts", &["--ip", "127.0.0.1"]);
+    nts_cert(&dir, "other", &["--ip", "127.0.0.1"]);
     let serve = serve_nts(&dir, "nts");
     let (ok, log) = chronyd_nts_client(&dir, &serve, "other-ca.pem", 3);
     assert!(!ok, "chronyd accepted a server it must not trust:\n{log}");
@@ -143,7 +124,7 @@ fn chronyd_gets_no_sample_when_it_does_not_trust_the_certificate() {
 /// A chronyd NTS server on loopback that never touches the clock: (guard,
 /// NTP port, NTS-KE port).
 fn chronyd_nts_server(dir: &TempDir) -> (ChildGuard, u16, u16) {
-    nts_cert(dir, "chrony", &[]);
+    nts_cert(dir, "chrony", &["--ip", "127.0.0.1"]);
     let port = free_udp_port();
     let ke_port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -245,7 +226,7 @@ fn authtime_query_gets_nts_samples_from_chronyd() {
 fn authtime_query_refuses_chronyd_under_the_wrong_trust_anchor() {
     let dir = TempDir::new("nts-chrony-wrong-ca");
     let (_chronyd, _, ke_port) = chronyd_nts_server(&dir);
-    nts_cert(&dir, "other", &[]);
+    nts_cert(&dir, "other", &["--ip", "127.0.0.1"]);
     let ke = format!("localhost:{ke_port}");
     let ca = dir.path("other-ca.pem").display().to_string();
     let out = authtime(&["query", "--nts", &ke, "--ca", &ca]);

@@ -5,6 +5,7 @@
 //! a server no longer accepts gets an NTS NAK and recovers by redoing NTS-KE.
 
 mod ntp_support;
+use ntp_support::nts_cert;
 
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
@@ -45,21 +46,6 @@ fn redis(port: u16) -> ChildGuard {
         child,
         name: "redis-server".into(),
     }
-}
-
-fn certificates(dir: &TempDir) {
-    let out_dir = dir.0.display().to_string();
-    let out = authtime(&[
-        "nts",
-        "cert",
-        "--out-dir",
-        &out_dir,
-        "--name",
-        "localhost",
-        "--ip",
-        "127.0.0.1",
-    ]);
-    assert!(out.status.success(), "{}", text_of(&out));
 }
 
 fn keystore(redis_port: u16, rotation_s: u64) -> String {
@@ -104,7 +90,7 @@ fn memcached(port: u16) -> ChildGuard {
 #[test]
 fn a_fleet_can_share_its_keys_through_memcached_too() {
     let dir = TempDir::new("nts-fleet-memcached");
-    certificates(&dir);
+    nts_cert(&dir, "nts", &["--ip", "127.0.0.1"]);
     let port = free_tcp_port();
     let _memcached = memcached(port);
     let store = format!(
@@ -180,7 +166,7 @@ fn query(dir: &TempDir, ke: &Serve, extra: &[&str]) -> serde_json::Value {
 #[test]
 fn cookies_from_one_server_are_accepted_by_another_even_without_redis() {
     let dir = TempDir::new("nts-fleet");
-    certificates(&dir);
+    nts_cert(&dir, "nts", &["--ip", "127.0.0.1"]);
     let redis_port = free_tcp_port();
     let redis_server = redis(redis_port);
     let ntp = ntp_server(&dir, "ntp", redis_port, 86_400);
@@ -236,7 +222,7 @@ fn cookies_from_one_server_are_accepted_by_another_even_without_redis() {
 #[test]
 fn a_rotation_by_either_server_is_accepted_by_both() {
     let dir = TempDir::new("nts-fleet-rotation");
-    certificates(&dir);
+    nts_cert(&dir, "nts", &["--ip", "127.0.0.1"]);
     let redis_port = free_tcp_port();
     let _redis = redis(redis_port);
     // Two-second periods, one old key kept: three rotations in this test.
@@ -281,7 +267,7 @@ fn a_rotation_by_either_server_is_accepted_by_both() {
 #[test]
 fn a_restarted_server_with_new_keys_naks_old_cookies_and_the_client_recovers() {
     let dir = TempDir::new("nts-nak");
-    certificates(&dir);
+    nts_cert(&dir, "nts", &["--ip", "127.0.0.1"]);
     let (ntp_port, ke_port) = (free_udp_port(), free_tcp_port());
     let body = |keys: &str| {
         format!(

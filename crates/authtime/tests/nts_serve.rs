@@ -3,25 +3,11 @@
 //! histograms, and `authtime config check` on broken NTS settings.
 
 mod ntp_support;
+use ntp_support::nts_cert;
 
 use std::time::{Duration, Instant};
 
 use ntp_support::{Serve, TempDir, authtime, text, text_of};
-
-fn cert(dir: &TempDir, prefix: &str) {
-    let out_dir = dir.0.display().to_string();
-    let out = authtime(&[
-        "nts",
-        "cert",
-        "--out-dir",
-        &out_dir,
-        "--prefix",
-        prefix,
-        "--name",
-        "localhost",
-    ]);
-    assert!(out.status.success(), "{}", text_of(&out));
-}
 
 fn query(serve: &Serve, ca: &std::path::Path) -> std::process::Output {
     let ke = format!("localhost:{}", serve.nts_ke.expect("ke").port());
@@ -40,8 +26,8 @@ fn query(serve: &Serve, ca: &std::path::Path) -> std::process::Output {
 #[test]
 fn a_new_certificate_is_served_after_sighup_without_a_restart() {
     let dir = TempDir::new("nts-sighup");
-    cert(&dir, "old");
-    cert(&dir, "new");
+    nts_cert(&dir, "old", &[]);
+    nts_cert(&dir, "new", &[]);
     for (from, to) in [("old-chain.pem", "chain.pem"), ("old-key.pem", "key.pem")] {
         std::fs::copy(dir.path(from), dir.path(to)).expect("copy");
     }

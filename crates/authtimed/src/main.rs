@@ -65,12 +65,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(settings.log_level)
-        .with_target(false)
-        .with_ansi(false)
-        .try_init();
+    authtime_server::foreground::init_logging(settings.log_level);
     match authtime_server::foreground::serve_in_foreground(&settings, &mut std::io::stdout()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

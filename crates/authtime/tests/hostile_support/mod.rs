@@ -48,22 +48,6 @@ impl Rng {
     }
 }
 
-/// Writes a CA, a leaf for `localhost` and its key as `<prefix>-*.pem` in `dir`.
-pub(crate) fn certificates(dir: &TempDir, prefix: &str) {
-    let out_dir = dir.0.display().to_string();
-    let out = authtime(&[
-        "nts",
-        "cert",
-        "--out-dir",
-        &out_dir,
-        "--prefix",
-        prefix,
-        "--name",
-        "localhost",
-    ]);
-    assert!(out.status.success(), "{}", text_of(&out));
-}
-
 /// The config of a one-worker NTS server on loopback (NTP and NTS-KE on free
 /// ports, certificates `nts-chain.pem` / `nts-key.pem`) plus TOML lines for
 /// `[ntp]` and `[nts-ke]`, and whole sections after them.

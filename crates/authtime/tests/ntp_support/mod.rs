@@ -399,12 +399,12 @@ pub(crate) fn run_chronyd_client(
     )
 }
 
-/// `authtime nts cert --out-dir DIR --prefix PREFIX --name localhost`: a
-/// test CA and a leaf signed by it, as `PREFIX-ca.pem`, `PREFIX-chain.pem`
-/// and `PREFIX-key.pem`.
-pub(crate) fn nts_cert(dir: &TempDir, prefix: &str) {
+/// `authtime nts cert --out-dir DIR --prefix PREFIX --name localhost EXTRA...`:
+/// a test CA and a leaf signed by it (or a self-signed leaf with
+/// `--self-signed`), as `PREFIX-ca.pem`, `PREFIX-chain.pem` and `PREFIX-key.pem`.
+pub(crate) fn nts_cert(dir: &TempDir, prefix: &str, extra: &[&str]) {
     let out_dir = dir.0.display().to_string();
-    let out = authtime(&[
+    let mut args = vec![
         "nts",
         "cert",
         "--out-dir",
@@ -413,6 +413,8 @@ pub(crate) fn nts_cert(dir: &TempDir, prefix: &str) {
         prefix,
         "--name",
         "localhost",
-    ]);
-    assert!(out.status.success(), "{}", text_of(&out));
+    ];
+    args.extend_from_slice(extra);
+    let out = authtime(&args);
+    assert!(out.status.success(), "nts cert: {}", text_of(&out));
 }
