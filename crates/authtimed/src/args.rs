@@ -1,0 +1,40 @@
+//! The daemon's command line as clap definitions (the man page and the shell
+//! completions are generated from them).
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+/// authtimed: NTP, NTS-KE and NTS server.
+#[derive(Debug, Parser)]
+#[command(
+    name = "authtimed",
+    version,
+    about = "The authtime server: NTP (plain and with symmetric keys), NTS-KE and NTS, until SIGTERM.",
+    after_help = "With no configuration it serves plain NTP on port 123 of every address \
+                  (root or CAP_NET_BIND_SERVICE), rate limited, and announces the state of the \
+                  host's clock as chronyd (or, without chronyd, the kernel) reports it. SIGHUP \
+                  reloads the key file and the NTS certificate; SIGTERM and SIGINT stop.\n\n\
+                  Exit codes: 0 stopped by a signal, 1 could not start, 2 bad usage or \
+                  configuration.\n\nExamples:\n  authtimed\n  authtimed --config \
+                  /etc/authtime/authtime.toml\n  authtimed --listen 127.0.0.1:11123\n\n\
+                  Check a configuration with `authtime config check FILE`; see what the server \
+                  announces about its clock with `authtime status`."
+)]
+pub struct Args {
+    /// TOML configuration file (see examples/authtime.toml in the sources).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// UDP address to serve on, `IP:PORT` (repeat for several; replaces the file's list).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Vec<String>,
+    /// Key file, ntpd or chrony format (replaces the file's).
+    #[arg(long, value_name = "FILE")]
+    pub keys: Option<PathBuf>,
+    /// Serve Prometheus metrics on this address, `IP:PORT` (replaces the file's).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
+    /// Worker threads per address (0: one per CPU; replaces the file's).
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+}
