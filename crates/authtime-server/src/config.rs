@@ -37,8 +37,10 @@ pub struct ConfigFile {
     pub access: AccessSection,
     /// `[metrics]`: the Prometheus endpoint.
     pub metrics: MetricsSection,
-    /// `[log]`: how much to say.
+    /// `[log]`: how much to say, and in which format.
     pub log: LogSection,
+    /// `[daemon]`: the identity `authtimed` runs as once its sockets are bound.
+    pub daemon: DaemonSection,
     /// `[nts-ke]`: the NTS key-establishment server (RFC 8915 section 4);
     /// present = enabled.
     pub nts_ke: Option<NtsKeSection>,
@@ -283,14 +285,31 @@ pub struct MetricsSection {
 pub struct LogSection {
     /// `error`, `warn`, `info`, `debug` or `trace`.
     pub level: String,
+    /// `auto` (journald's format under systemd, else text), `text`,
+    /// `journald` or `json`.
+    pub format: String,
 }
 
 impl Default for LogSection {
     fn default() -> Self {
         Self {
             level: "info".into(),
+            format: "auto".into(),
         }
     }
+}
+
+/// `[daemon]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
+pub struct DaemonSection {
+    /// The user to switch to once the sockets are bound, when started as
+    /// root; none = `authtime`.
+    pub user: Option<String>,
+    /// The group; none = the user's primary group.
+    pub group: Option<String>,
+    /// Keep running as root (no switch) when started as root.
+    pub allow_root: bool,
 }
 
 /// Where the keys come from.
@@ -327,6 +346,10 @@ pub struct Settings {
     pub metrics: Option<SocketAddr>,
     /// Most verbose log level shown.
     pub log_level: tracing::Level,
+    /// How log lines are written.
+    pub log_format: crate::logging::LogFormat,
+    /// Who `authtimed` runs as once its sockets are bound.
+    pub run_as: crate::privileges::RunAs,
     /// NTS, when a `[keystore]` or `[nts-ke]` section is present.
     pub nts: Option<NtsSettings>,
 }
@@ -411,6 +434,19 @@ impl ConfigFile {
             ));
             tracing::Level::INFO
         });
+        let log_format = self.log.format.parse().unwrap_or_else(|message| {
+            problems.push(Problem::new("log.format", message));
+            crate::logging::LogFormat::Auto
+        });
+        let run_as = crate::privileges::RunAs::new(
+            self.daemon.user.clone(),
+            self.daemon.group.clone(),
+            self.daemon.allow_root,
+        )
+        .unwrap_or_else(|(key, message)| {
+            problems.push(Problem::new(format!("daemon.{key}"), message));
+            crate::privileges::RunAs::default()
+        });
         let nts = self.validate_nts(config_dir, &mut problems);
         if !problems.is_empty() {
             return Err(problems);
@@ -430,6 +466,8 @@ impl ConfigFile {
             access,
             metrics,
             log_level,
+            log_format,
+            run_as,
         })
     }
 
@@ -838,6 +876,8 @@ mod tests {
         assert_eq!(settings.rate_limit, Some(RateLimitConfig::default()));
         assert_eq!(settings.server, ServerConfig::default());
         assert_eq!(Settings::default().listen, settings.listen);
+        assert_eq!(settings.log_format, crate::logging::LogFormat::Auto);
+        assert_eq!(settings.run_as.user(), crate::privileges::DEFAULT_USER);
     }
 
     #[test]
@@ -859,7 +899,8 @@ mod tests {
              stratum = 16\nauth-failure = \"nak\"\nkey-format = \"pem\"\nreference-id = \"TOOLONG\"\n\
              [rate-limit]\nrate = 0\nburst = 0.5\n\
              [access]\nallow = [\"10.0.0.0/33\"]\ndeny = [\"::1\", \"x\"]\n\
-             [metrics]\nlisten = \"9123\"\n[log]\nlevel = \"loud\"\n",
+             [metrics]\nlisten = \"9123\"\n[log]\nlevel = \"loud\"\nformat = \"syslog\"\n\
+             [daemon]\nuser = \"root; rm\"\n",
         );
         let paths: Vec<&str> = found.iter().map(|p| p.path.as_str()).collect();
         assert_eq!(
@@ -877,6 +918,8 @@ mod tests {
                 "access.deny[1]",
                 "metrics.listen",
                 "log.level",
+                "log.format",
+                "daemon.user",
             ]
         );
         assert!(found[0].message.contains("127.0.0.1:11123"), "{found:?}");

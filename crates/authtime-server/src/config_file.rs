@@ -78,6 +78,14 @@ pub struct Overrides {
     pub metrics: Option<String>,
     /// `--workers`: replaces `[ntp] workers` (0: one per CPU).
     pub workers: Option<usize>,
+    /// `--log-format`: replaces `[log] format`.
+    pub log_format: Option<String>,
+    /// `--user`: replaces `[daemon] user`.
+    pub user: Option<String>,
+    /// `--group`: replaces `[daemon] group`.
+    pub group: Option<String>,
+    /// `--allow-root`: stay root when started as root.
+    pub allow_root: bool,
 }
 
 impl Overrides {
@@ -103,6 +111,18 @@ impl Overrides {
         if let Some(text) = &self.metrics {
             settings.metrics =
                 Some(parse_socket_addr(text).map_err(|e| format!("--metrics: {e}"))?);
+        }
+        if let Some(text) = &self.log_format {
+            settings.log_format = text.parse().map_err(|e| format!("--log-format: {e}"))?;
+        }
+        if self.user.is_some() || self.group.is_some() || self.allow_root {
+            let given = crate::privileges::RunAs::new(
+                self.user.clone(),
+                self.group.clone(),
+                self.allow_root,
+            )
+            .map_err(|(key, message)| format!("--{key}: {message}"))?;
+            settings.run_as = settings.run_as.overridden(given);
         }
         if let Some(n) = self.workers {
             settings.workers = match n {
@@ -147,11 +167,17 @@ mod tests {
             keys: Some(PathBuf::from("k")),
             metrics: Some("127.0.0.1:9123".into()),
             workers: Some(3),
+            log_format: Some("json".into()),
+            user: Some("nobody".into()),
+            group: None,
+            allow_root: false,
         };
         let s = o.apply(base.clone()).expect("valid");
         assert_eq!(s.listen, ["127.0.0.1:11123".parse().expect("addr")]);
         assert!(!s.listen_is_default);
         assert_eq!(s.workers, 3);
+        assert_eq!(s.log_format, crate::logging::LogFormat::Json);
+        assert_eq!(s.run_as.user(), "nobody");
         assert_eq!(s.keys.map(|k| k.path), Some(PathBuf::from("k")));
         let bad = Overrides {
             listen: vec!["127.0.0.1".into()],
@@ -167,10 +193,36 @@ mod tests {
             ..Overrides::default()
         };
         assert!(
-            bad.apply(base)
+            bad.apply(base.clone())
                 .expect_err("too many")
                 .starts_with("--workers ")
         );
+        for (bad, option) in [
+            (
+                Overrides {
+                    log_format: Some("syslog".into()),
+                    ..Overrides::default()
+                },
+                "--log-format: ",
+            ),
+            (
+                Overrides {
+                    user: Some("-x".into()),
+                    ..Overrides::default()
+                },
+                "--user: ",
+            ),
+            (
+                Overrides {
+                    group: Some("a b".into()),
+                    ..Overrides::default()
+                },
+                "--group: ",
+            ),
+        ] {
+            let err = bad.apply(base.clone()).expect_err(option);
+            assert!(err.starts_with(option), "{err}");
+        }
     }
 
     #[test]

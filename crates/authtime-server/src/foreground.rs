@@ -6,16 +6,15 @@ use std::io::Write;
 
 use crate::{Running, Settings, Signals, start};
 
-/// Logs to standard error at `level` and below, one event a line, without
-/// colour. A subscriber already set (commands run in-process by tests) is
-/// kept.
-pub fn init_logging(level: tracing::Level) {
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(level)
-        .with_target(false)
-        .with_ansi(false)
-        .try_init();
+pub use crate::logging::init_logging;
+
+/// Whether to switch to the configured user once the sockets are bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    /// `authtimed`: switch as `[daemon]` says (see [`crate::privileges`]).
+    Switch,
+    /// `authtime serve`: keep the identity it was started with.
+    Keep,
 }
 
 /// Starts the server, prints what it serves on `out`, notifies systemd when
@@ -24,11 +23,37 @@ pub fn init_logging(level: tracing::Level) {
 /// # Errors
 /// The signals cannot be caught, or the server cannot start (the message
 /// says why, with a hint for port 123).
-pub fn serve_in_foreground(settings: &Settings, out: &mut dyn Write) -> Result<(), String> {
+pub fn serve_in_foreground(
+    settings: &Settings,
+    identity: Identity,
+    out: &mut dyn Write,
+) -> Result<(), String> {
     // Before the workers start, so that no signal finds the default handler.
     let signals = Signals::install().map_err(|e| format!("cannot catch signals: {e}"))?;
+    let plan = match identity {
+        Identity::Switch => {
+            let (written, read) = files_used(settings);
+            Some(settings.run_as.plan(&written, &read)?)
+        }
+        Identity::Keep => None,
+    };
     let running = start(settings).map_err(|e| e.to_string())?;
-    let summary = describe(settings, &running);
+    let mut summary = describe(settings, &running);
+    match plan {
+        Some(plan) => {
+            // On error `running` is dropped, which stops every thread.
+            let switch = plan.apply()?;
+            summary.insert(0, describe_switch(&switch));
+        }
+        None => {
+            if crate::privileges::running_as_root() {
+                summary.insert(
+                    0,
+                    "running as root (authtimed would switch to an unprivileged user)".into(),
+                );
+            }
+        }
+    }
     for line in &summary {
         let _ = writeln!(out, "{line}");
     }
@@ -41,6 +66,45 @@ pub fn serve_in_foreground(settings: &Settings, out: &mut dyn Write) -> Result<(
     }
     running.serve_until_signalled(signals);
     Ok(())
+}
+
+/// The files the server writes (given to the new user) and reads again
+/// later (checked for readability).
+fn files_used(settings: &Settings) -> (Vec<std::path::PathBuf>, Vec<std::path::PathBuf>) {
+    let mut written = Vec::new();
+    let mut read = Vec::new();
+    if let Some(keys) = &settings.keys {
+        read.push(keys.path.clone());
+    }
+    if let Some(nts) = &settings.nts {
+        if !nts.store_location.contains("://") {
+            let path = std::path::PathBuf::from(&nts.store_location);
+            let mut lock = path.clone().into_os_string();
+            lock.push(".lock");
+            written.push(path);
+            written.push(lock.into());
+        }
+        if let Some(ke) = &nts.ke {
+            read.push(ke.certificate_chain.clone());
+            read.push(ke.private_key.clone());
+        }
+    }
+    (written, read)
+}
+
+/// The first line printed: who the server runs as.
+fn describe_switch(switch: &crate::privileges::Switch) -> String {
+    use crate::privileges::Switch;
+    match switch {
+        Switch::Switched {
+            user,
+            uid,
+            group,
+            gid,
+        } => format!("running as user {user} ({uid}), group {group} ({gid}), without capabilities"),
+        Switch::StayedRoot => "running as root (allow-root)".into(),
+        Switch::NotRoot { uid } => format!("running as uid {uid}"),
+    }
 }
 
 /// The lines printed at start: addresses, keys, NTS, metrics, the clock.

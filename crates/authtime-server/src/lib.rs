@@ -22,7 +22,9 @@
 //! ([`config_clock`], [`clock_source`], [`clock_state`]): chronyd, an NTP
 //! daemon, the kernel, or a static declaration; an unsynchronized clock is
 //! announced as unsynchronized. Linux only (`recvmmsg`, `SO_TIMESTAMPNS`); the
-//! unsafe code is confined to the `mmsg` module.
+//! unsafe code (FFI only) is confined to the modules marked with
+//! `#[expect(unsafe_code)]` below: `mmsg`, `clock_source`, `privileges`,
+//! `thread_priority`.
 
 pub mod access;
 pub mod chrony_client;
@@ -43,6 +45,7 @@ pub mod foreground;
 #[doc(hidden)]
 pub mod fuzz_harness;
 mod key_store;
+pub mod logging;
 pub mod metrics;
 mod metrics_http;
 #[expect(
@@ -53,6 +56,11 @@ mod mmsg;
 mod nts_ke;
 pub mod nts_keys;
 mod nts_worker;
+#[expect(
+    unsafe_code,
+    reason = "getpwnam_r, setgroups, setgid and setuid are FFI; each block has a SAFETY comment"
+)]
+pub mod privileges;
 mod sockets;
 pub mod systemd_notify;
 #[expect(

@@ -7,7 +7,9 @@ use crate::{Outcome, Streams, cli::ServeArgs};
 
 /// Starts the server, says where it listens on standard output, and serves
 /// until a stop signal. Logs go to the process's standard error. The same as
-/// `authtimed`, which is the daemon operators install.
+/// `authtimed`, which is the daemon operators install, except that it keeps
+/// the identity it was started with (`authtimed` switches to an
+/// unprivileged user after binding).
 ///
 /// # Errors
 /// An invalid configuration, unusable keys, an address that cannot be bound
@@ -18,11 +20,16 @@ pub fn serve(args: &ServeArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outc
         keys: args.keys.clone(),
         metrics: args.metrics.clone(),
         workers: args.workers,
+        ..Overrides::default()
     };
     let settings =
         settings_for_serve(args.config.as_deref(), &overrides).map_err(|e| anyhow!(e))?;
-    authtime_server::foreground::init_logging(settings.log_level);
-    authtime_server::foreground::serve_in_foreground(&settings, streams.stdout)
+    authtime_server::foreground::init_logging(settings.log_level, settings.log_format);
+    authtime_server::foreground::serve_in_foreground(
+        &settings,
+        authtime_server::foreground::Identity::Keep,
+        streams.stdout,
+    )
         .map_err(|e| anyhow!(e))?;
     Ok(Outcome::Success)
 }

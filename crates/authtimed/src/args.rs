@@ -15,9 +15,12 @@ use clap::Parser;
                   (root or CAP_NET_BIND_SERVICE), rate limited, and announces the state of the \
                   host's clock as chronyd (or, without chronyd, the kernel) reports it. SIGHUP \
                   reloads the key file and the NTS certificate; SIGTERM and SIGINT stop.\n\n\
+                  Started as root, it binds its sockets, then switches to the user `authtime` \
+                  (or --user) and keeps no capability; it refuses to stay root unless \
+                  --allow-root. Under systemd the unit starts it as that user.\n\n\
                   Exit codes: 0 stopped by a signal, 1 could not start, 2 bad usage or \
                   configuration.\n\nExamples:\n  authtimed\n  authtimed --config \
-                  /etc/authtime/authtime.toml\n  authtimed --listen 127.0.0.1:11123\n\n\
+                  /etc/authtime/authtimed.toml\n  authtimed --listen 127.0.0.1:11123\n\n\
                   Check a configuration with `authtime config check FILE`; see what the server \
                   announces about its clock with `authtime status`."
 )]
@@ -37,4 +40,18 @@ pub struct Args {
     /// Worker threads per address (0: one per CPU; replaces the file's).
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
+    /// Log format: auto (journald's under systemd, else text), text, journald or json
+    /// (replaces the file's `[log] format`).
+    #[arg(long, value_name = "FORMAT")]
+    pub log_format: Option<String>,
+    /// When started as root, switch to this user once the sockets are bound
+    /// (default `authtime`; replaces the file's `[daemon] user`).
+    #[arg(long, value_name = "NAME")]
+    pub user: Option<String>,
+    /// The group to switch to (default: the user's primary group).
+    #[arg(long, value_name = "NAME")]
+    pub group: Option<String>,
+    /// When started as root, stay root instead of switching user (not recommended).
+    #[arg(long)]
+    pub allow_root: bool,
 }

@@ -5,9 +5,12 @@
 //! standard error, tells systemd when it is ready (`Type=notify`), reloads
 //! keys and certificates on SIGHUP and stops on SIGTERM or SIGINT.
 //!
+//! Started as root, it switches to an unprivileged user once its sockets are
+//! bound (`authtime_server::privileges`).
+//!
 //! Exit codes: 0 stopped by a signal, 2 bad usage or configuration, 1 the
 //! server could not start (an address in use, port 123 without privileges,
-//! unreadable keys).
+//! unreadable keys, no user to switch to).
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -23,6 +26,10 @@ fn main() -> ExitCode {
         keys: args.keys,
         metrics: args.metrics,
         workers: args.workers,
+        log_format: args.log_format,
+        user: args.user,
+        group: args.group,
+        allow_root: args.allow_root,
     };
     let settings = match settings_for_serve(args.config.as_deref(), &overrides) {
         Ok(settings) => settings,
@@ -31,8 +38,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    authtime_server::foreground::init_logging(settings.log_level);
-    match authtime_server::foreground::serve_in_foreground(&settings, &mut std::io::stdout()) {
+    authtime_server::foreground::init_logging(settings.log_level, settings.log_format);
+    match authtime_server::foreground::serve_in_foreground(
+        &settings,
+        authtime_server::foreground::Identity::Switch,
+        &mut std::io::stdout(),
+    ) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "authtimed: {}", escape_controls(&e));

@@ -4,6 +4,7 @@
 
 use std::io::{BufRead as _, BufReader};
 use std::net::{SocketAddr, UdpSocket};
+use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -11,6 +12,17 @@ use std::time::{Duration, Instant};
 
 fn authtimed() -> Command {
     Command::new(env!("CARGO_BIN_EXE_authtimed"))
+}
+
+/// Started as root (as CI runs), the daemon switches user: to `nobody`,
+/// which every Debian system has, rather than `authtime`, which the package
+/// creates.
+fn identity_args() -> &'static [&'static str] {
+    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+    });
+    if root { &["--user", "nobody"] } else { &[] }
 }
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -70,6 +82,8 @@ fn it_tells_systemd_it_is_ready_serves_and_stops_on_sigterm() {
     let dir = temp_dir("ready");
     let notify_path = dir.join("notify.sock");
     let notify = UnixDatagram::bind(&notify_path).expect("bind notify socket");
+    // Writable by the user the daemon switches to, as systemd's is.
+    std::fs::set_permissions(&notify_path, std::fs::Permissions::from_mode(0o777)).expect("chmod");
     notify
         .set_read_timeout(Some(Duration::from_secs(20)))
         .expect("timeout");
@@ -83,6 +97,7 @@ fn it_tells_systemd_it_is_ready_serves_and_stops_on_sigterm() {
     let child = authtimed()
         .arg("--config")
         .arg(&config)
+        .args(identity_args())
         .env("NOTIFY_SOCKET", &notify_path)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
