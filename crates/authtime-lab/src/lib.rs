@@ -129,7 +129,7 @@ impl<'a> Progress<'a> {
     }
 }
 
-/// What `authtime lab` runs.
+/// What `authtime-lab run` runs.
 #[derive(Debug, Clone)]
 pub struct LabOptions {
     /// Short runs (the whole lab in under two minutes).

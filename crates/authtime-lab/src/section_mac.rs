@@ -107,7 +107,7 @@ pub struct MacRow {
     pub openssl_speed: Option<f64>,
     /// `openssl speed` with AES-NI or SHA-NI masked off.
     pub openssl_speed_soft: Option<f64>,
-    /// Ours from the software build (`authtime-soft`, no AES-NI/SHA-NI anywhere), one packet.
+    /// Ours from the software build (`authtime-lab-soft`, no AES-NI/SHA-NI anywhere), one packet.
     #[serde(default)]
     pub soft_single: Option<f64>,
     /// Ours from the software build, batches.
@@ -244,8 +244,9 @@ pub fn measure_rows(opts: &MacOptions, progress: &mut Progress<'_>) -> Result<Ve
     Ok(rows)
 }
 
-/// The software build beside this executable (`authtime-soft`, made by
-/// `scripts/build-soft.sh`), or the one `AUTHTIME_SOFT_BIN` names.
+/// The software build of `authtime-lab` beside this executable
+/// (`authtime-lab-soft`, made by `scripts/build-soft.sh`), or the one
+/// `AUTHTIME_SOFT_BIN` names.
 #[must_use]
 pub fn soft_binary() -> Option<std::path::PathBuf> {
     if let Some(p) = std::env::var_os("AUTHTIME_SOFT_BIN") {
@@ -253,7 +254,7 @@ pub fn soft_binary() -> Option<std::path::PathBuf> {
     }
     let p = std::env::current_exe()
         .ok()?
-        .with_file_name("authtime-soft");
+        .with_file_name("authtime-lab-soft");
     p.is_file().then_some(p)
 }
 
@@ -522,7 +523,7 @@ pub fn section(rows: &[MacRow], ghz: Option<f64>, quick: bool) -> Section {
              two instruction chains, or the chains alone when they agree), and are left out when it is not trusted. \
              Ours: `Mac::compute` per packet and `Mac::compute_many` on {BATCH} packets, kernels chosen by CPU features; \
              `portable` forces `Isa::PORTABLE` (our SIMD kernels off; the RustCrypto crates underneath still use AES-NI/SHA-NI). \
-             `no-NI build`: `authtime-soft` (scripts/build-soft.sh: the RustCrypto crates compiled with their software \
+             `no-NI build`: `authtime-lab-soft` (scripts/build-soft.sh: the RustCrypto crates compiled with their software \
              backends) run with `AUTHTIME_ISA=portable`, so nothing uses AES-NI, PCLMULQDQ or SHA-NI: the draft's second column. OpenSSL EVP: the per-packet EVP_MAC init/update/final \
              loop (`evpmac` of the reference notes), tags checked equal to ours. `openssl speed -mr -seconds 1`{}, same run, same core.",
             if quick { 5 } else { 7 },

@@ -226,12 +226,7 @@ fn wait_ready(server: &mut ServerProcess, target: SocketAddr) -> Result<(), Stri
 
 /// `authtime serve` (the executable beside this one): one worker, no rate limit.
 fn start_authtime(dir: &TempDir, keys: &Path) -> Result<(ServerProcess, SocketAddr), String> {
-    let exe = std::env::current_exe()
-        .map_err(|e| format!("cannot find this executable: {e}"))?
-        .with_file_name("authtime");
-    if !exe.exists() {
-        return Err(format!("{} not found", exe.display()));
-    }
+    let exe = crate::section_nts_server::authtime_exe()?;
     let port = free_port()?;
     let config = dir.path("serve.toml");
     fs::write(

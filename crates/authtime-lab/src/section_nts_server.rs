@@ -16,6 +16,7 @@ use std::{
     os::unix::process::CommandExt as _,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
+    sync::atomic::{AtomicUsize, Ordering},
     time::{Duration, Instant},
 };
 
@@ -26,12 +27,15 @@ const START_LIMIT: Duration = Duration::from_secs(10);
 pub struct Scratch(PathBuf);
 
 impl Scratch {
-    /// A fresh directory under the system's temporary directory.
+    /// A fresh directory under the system's temporary directory, its own
+    /// even when several are made at once in one process (tests).
     ///
     /// # Errors
     /// When it cannot be created.
     pub fn new() -> Result<Self, String> {
-        let dir = std::env::temp_dir().join(format!("authtime-lab-nts-{}", std::process::id()));
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("authtime-lab-nts-{}-{n}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         Ok(Self(dir))
@@ -196,7 +200,10 @@ pub fn authtime_exe() -> Result<PathBuf, String> {
         .find(|p| p.is_file())
     {
         Some(found) => Ok(found),
-        None => Err(format!("{} not found", exe.display())),
+        None => Err(format!(
+            "{} not found (build it with `cargo build -p authtime`, same profile)",
+            exe.display()
+        )),
     }
 }
 

@@ -18,13 +18,10 @@ use std::io::{Read, Write};
 pub mod cli;
 pub mod cli_broadcast;
 pub mod cli_tesla;
-pub mod cmd_bench;
 pub mod cmd_broadcast;
 pub mod cmd_config;
 pub mod cmd_hash;
 pub mod cmd_keygen;
-pub mod cmd_lab;
-pub mod cmd_load;
 pub mod cmd_mac;
 pub mod cmd_mac_list;
 pub mod cmd_nts_cert;
@@ -107,15 +104,10 @@ pub fn run(cli: &cli::Cli, streams: &mut Streams<'_>) -> anyhow::Result<Outcome>
         cli::Command::Mac(cli::MacCommand::Tag(args)) => cmd_mac::tag(args, streams),
         cli::Command::Mac(cli::MacCommand::Verify(args)) => cmd_mac::verify(args, streams),
         cli::Command::Hash(args) => cmd_hash::hash(args, streams),
-        cli::Command::Lab(args) => cmd_lab::lab(args, streams),
-        cli::Command::Bench(cli::BenchCommand::Mac(args)) => cmd_bench::bench_mac(args, streams),
         cli::Command::Serve(args) => cmd_serve::serve(args, streams),
         cli::Command::Config(cli::ConfigCommand::Check(args)) => cmd_config::check(args, streams),
         cli::Command::Query(args) => cmd_query::query(args, streams),
         cli::Command::Keygen(args) => cmd_keygen::keygen(args, streams),
-        cli::Command::Load(cli::LoadCommand::Ntp(args)) => cmd_load::load_ntp(args, streams),
-        cli::Command::Load(cli::LoadCommand::NtsKe(args)) => cmd_load::load_nts_ke(args, streams),
-        cli::Command::Load(cli::LoadCommand::Nts(args)) => cmd_load::load_nts(args, streams),
         cli::Command::Nts(cli::NtsCommand::Cert(args)) => cmd_nts_cert::cert(args, streams),
         cli::Command::Tesla(cli_tesla::TeslaCommand::Keygen(args)) => {
             cmd_tesla_keygen::keygen(args, streams)

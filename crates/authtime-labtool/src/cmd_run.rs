@@ -1,15 +1,15 @@
-//! `authtime lab`: runs the lab's experiments and writes the report.
+//! `authtime-lab run`: runs the lab's experiments and writes the report.
 
 use anyhow::{Context, anyhow};
 
-use crate::{Outcome, Streams, cli::LabArgs};
+use crate::{Streams, cli::RunArgs};
 
 /// Runs the selected sections, printing progress to standard error and the
 /// report's location and findings to standard output.
 ///
 /// # Errors
 /// An unknown section, or a measurement or report that failed.
-pub fn lab(args: &LabArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outcome> {
+pub fn run(args: &RunArgs, streams: &mut Streams<'_>) -> anyhow::Result<()> {
     let only = args
         .only
         .as_deref()
@@ -41,5 +41,5 @@ pub fn lab(args: &LabArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outcome>
             writeln!(streams.stdout, "  - {finding}")?;
         }
     }
-    Ok(Outcome::Success)
+    Ok(())
 }

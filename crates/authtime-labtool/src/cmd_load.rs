@@ -1,19 +1,22 @@
-//! `authtime load ntp`: the lab's open-loop NTP load generator from the command line.
+//! `authtime-lab load ntp`, `load nts-ke` and `load nts`: the lab's open-loop
+//! load generators from the command line.
 
-use std::time::Duration;
+use std::{net::SocketAddr, time::Duration};
 
 use anyhow::anyhow;
 use authtime_lab::load_ntp::{LoadOptions, LoadReport, MAX_DURATION, run};
-use authtime_server::config::parse_socket_addr;
 
-use crate::{Outcome, Streams, cli::LoadNtpArgs};
+use crate::{
+    Streams,
+    cli::{LoadNtpArgs, LoadNtsArgs, LoadNtsCommonArgs, LoadNtsKeArgs},
+};
 
 /// Runs the generator and prints its report.
 ///
 /// # Errors
 /// Bad arguments, an unreadable key file or unknown key id, sockets that
 /// cannot be opened.
-pub fn load_ntp(args: &LoadNtpArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outcome> {
+pub fn load_ntp(args: &LoadNtpArgs, streams: &mut Streams<'_>) -> anyhow::Result<()> {
     let target = parse_socket_addr(&args.target).map_err(|e| anyhow!("--target: {e}"))?;
     if !(args.duration > 0.0 && args.duration <= MAX_DURATION.as_secs_f64()) {
         return Err(anyhow!(
@@ -50,7 +53,7 @@ pub fn load_ntp(args: &LoadNtpArgs, streams: &mut Streams<'_>) -> anyhow::Result
     } else {
         print_text(&report, streams)?;
     }
-    Ok(Outcome::Success)
+    Ok(())
 }
 
 fn print_text(r: &LoadReport, streams: &mut Streams<'_>) -> anyhow::Result<()> {
@@ -91,29 +94,32 @@ fn print_text(r: &LoadReport, streams: &mut Streams<'_>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `authtime load nts-ke`: whole NTS-KE sessions on an open-loop schedule.
+/// `authtime-lab load nts-ke`: whole NTS-KE sessions on an open-loop schedule.
 ///
 /// # Errors
 /// Bad arguments, unreadable trust anchors, a file that cannot be written.
-pub fn load_nts_ke(
-    args: &crate::cli::LoadNtsKeArgs,
-    streams: &mut Streams<'_>,
-) -> anyhow::Result<Outcome> {
+pub fn load_nts_ke(args: &LoadNtsKeArgs, streams: &mut Streams<'_>) -> anyhow::Result<()> {
     run_nts(&args.common, authtime_lab::load_nts::Mode::Ke, streams)
 }
 
-/// `authtime load nts`: NTS-NTP exchanges with NTS-KE in a fixed ratio.
+/// `authtime-lab load nts`: NTS-NTP exchanges with NTS-KE in a fixed ratio.
 ///
 /// # Errors
 /// Bad arguments, no NTS-KE session to start from, a file that cannot be written.
-pub fn load_nts(
-    args: &crate::cli::LoadNtsArgs,
-    streams: &mut Streams<'_>,
-) -> anyhow::Result<Outcome> {
+pub fn load_nts(args: &LoadNtsArgs, streams: &mut Streams<'_>) -> anyhow::Result<()> {
     let mode = authtime_lab::load_nts::Mode::Nts {
         ntp_per_ke: args.ntp_per_ke,
     };
     run_nts(&args.common, mode, streams)
+}
+
+/// `IP:PORT`, with the message `authtime serve` gives for its addresses.
+fn parse_socket_addr(text: &str) -> Result<SocketAddr, String> {
+    text.trim().parse().map_err(|_| {
+        format!(
+            "`{text}` is not an address with a port (for example 127.0.0.1:11123 or [::1]:11123)"
+        )
+    })
 }
 
 fn positive_seconds(name: &str, value: f64, max: f64) -> anyhow::Result<Duration> {
@@ -126,10 +132,10 @@ fn positive_seconds(name: &str, value: f64, max: f64) -> anyhow::Result<Duration
 }
 
 fn run_nts(
-    args: &crate::cli::LoadNtsCommonArgs,
+    args: &LoadNtsCommonArgs,
     mode: authtime_lab::load_nts::Mode,
     streams: &mut Streams<'_>,
-) -> anyhow::Result<Outcome> {
+) -> anyhow::Result<()> {
     use authtime_lab::load_nts::{self as nts, MAX_STEP, NtsLoadOptions};
     let (host, port) = args
         .target
@@ -182,7 +188,7 @@ fn run_nts(
         std::fs::write(path, serde_json::to_string_pretty(&json)?)
             .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
     }
-    Ok(Outcome::Success)
+    Ok(())
 }
 
 fn step_line(s: &authtime_lab::load_nts_stats::StepReport) -> String {

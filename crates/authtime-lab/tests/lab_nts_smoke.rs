@@ -1,7 +1,12 @@
-//! `authtime lab`'s nts section end to end in its smoke plan: the real
+//! The lab's nts section end to end in its smoke plan: the real
 //! `authtime serve` and chronyd on loopback, every experiment of the section
 //! run at a few requests per second, and the report's tables filled. The
-//! figures of a smoke run mean nothing; the full run is `authtime lab --only nts`.
+//! figures of a smoke run mean nothing; the full run is
+//! `authtime-lab run --only nts`.
+//!
+//! The section starts the `authtime` executable of this build (target/<profile>/
+//! authtime), which this crate does not build: `cargo test --workspace` does,
+//! and so does `cargo build -p authtime` before `cargo test -p authtime-lab`.
 
 use authtime_lab::Progress;
 use authtime_lab::section_nts::{Plan, run_plan};

@@ -1,4 +1,4 @@
-//! `authtime bench mac`: the lab's mac section alone, printed as a table or JSON.
+//! `authtime-lab bench mac`: the lab's mac section alone, printed as a table or JSON.
 
 use anyhow::anyhow;
 use authtime_lab::{
@@ -7,13 +7,13 @@ use authtime_lab::{
 };
 use authtime_mac::Algorithm;
 
-use crate::{Outcome, Streams, cli::BenchMacArgs};
+use crate::{Streams, cli::BenchMacArgs};
 
 /// Measures the selected algorithms and sizes against OpenSSL's per-packet EVP API.
 ///
 /// # Errors
 /// An unknown algorithm, a size of 0 or above 65507 bytes, or a failed measurement.
-pub fn bench_mac(args: &BenchMacArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outcome> {
+pub fn bench_mac(args: &BenchMacArgs, streams: &mut Streams<'_>) -> anyhow::Result<()> {
     let algorithms = if args.alg.is_empty() {
         Algorithm::ALL.to_vec()
     } else {
@@ -60,7 +60,7 @@ pub fn bench_mac(args: &BenchMacArgs, streams: &mut Streams<'_>) -> anyhow::Resu
     } else {
         print_table(&rows, &clock, streams)?;
     }
-    Ok(Outcome::Success)
+    Ok(())
 }
 
 /// A row as JSON, with cycles per packet beside each rate when the clock is

@@ -1,34 +1,41 @@
-//! `authtime load nts-ke` and `authtime load nts` against a real
+//! `authtime-lab load nts-ke` and `authtime-lab load nts` against a real
 //! `authtime serve` on loopback: short runs at a low rate, every request
 //! answered, none failed, and the JSON report says so.
+//!
+//! The server is started the way the lab starts it, from the `authtime`
+//! executable of this build (target/<profile>/authtime), which this crate does
+//! not build: `cargo test --workspace` does, and so does
+//! `cargo build -p authtime` before `cargo test -p authtime-labtool`.
 
-mod ntp_support;
+use std::process::{Command, Output, Stdio};
 
-use ntp_support::{Serve, TempDir, authtime, text_of};
+use authtime_lab::section_nts_server::{NtsServer, Scratch, make_certificates, start_authtime};
 
-/// A server with NTS-KE on a free port and a CA-signed `localhost` leaf; the CA's path.
-fn nts_server(dir: &TempDir) -> (Serve, std::path::PathBuf) {
-    let out = authtime(&[
-        "nts",
-        "cert",
-        "--name",
-        "localhost",
-        "--ip",
-        "127.0.0.1",
-        "--out-dir",
-        &dir.0.display().to_string(),
-    ]);
-    assert!(out.status.success(), "nts cert: {}", text_of(&out));
-    let config = format!(
-        "[ntp]\nlisten = [\"127.0.0.1:0\"]\n[rate-limit]\nenabled = false\n\
-         [nts-ke]\nlisten = [\"127.0.0.1:0\"]\ncertificate-chain = \"{}\"\nprivate-key = \"{}\"\n\
-         [keystore]\nkind = \"embedded\"\npath = \"{}\"\n",
-        dir.path("nts-chain.pem").display(),
-        dir.path("nts-key.pem").display(),
-        dir.path("master-keys").display()
-    );
-    let serve = Serve::start_named(dir, "serve", &config);
-    (serve, dir.path("nts-ca.pem"))
+/// `authtime serve` with NTS-KE on free ports (one worker each, rate
+/// limiting off) and a CA-signed `localhost` leaf; the CA's path.
+fn nts_server(dir: &Scratch) -> (NtsServer, String) {
+    let certs = make_certificates(dir).expect("authtime nts cert");
+    let server = start_authtime(dir, &certs, None).expect("authtime serve");
+    (server, certs.ca.display().to_string())
+}
+
+/// Runs `authtime-lab <args>` to completion.
+fn authtime_lab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_authtime-lab"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run authtime-lab")
+}
+
+/// Both output streams of a run, for messages.
+fn text_of(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
 
 fn report(path: &std::path::Path) -> serde_json::Value {
@@ -42,14 +49,12 @@ fn count(v: &serde_json::Value) -> u64 {
 
 #[test]
 fn load_nts_ke_and_nts_answer_every_request() {
-    let dir = TempDir::new("nts-load");
-    let (serve, ca) = nts_server(&dir);
-    let ke = serve.nts_ke.expect("NTS-KE address");
-    let target = format!("localhost:{}", ke.port());
-    let ca = ca.display().to_string();
+    let dir = Scratch::new().expect("scratch directory");
+    let (server, ca) = nts_server(&dir);
+    let target = format!("localhost:{}", server.ke.port());
 
     let json = dir.path("ke.json");
-    let out = authtime(&[
+    let out = authtime_lab(&[
         "load",
         "nts-ke",
         "--target",
@@ -75,7 +80,7 @@ fn load_nts_ke_and_nts_answer_every_request() {
     assert!(p50 > 0.0 && max >= p50 && max < 2e6, "{step}");
 
     let json = dir.path("nts.json");
-    let out = authtime(&[
+    let out = authtime_lab(&[
         "load",
         "nts",
         "--target",
@@ -106,17 +111,16 @@ fn load_nts_ke_and_nts_answer_every_request() {
 
 #[test]
 fn a_ramp_runs_one_step_per_rate() {
-    let dir = TempDir::new("nts-load-ramp");
-    let (serve, ca) = nts_server(&dir);
-    let ke = serve.nts_ke.expect("NTS-KE address");
+    let dir = Scratch::new().expect("scratch directory");
+    let (server, ca) = nts_server(&dir);
     let json = dir.path("ramp.json");
-    let out = authtime(&[
+    let out = authtime_lab(&[
         "load",
         "nts",
         "--target",
-        &format!("localhost:{}", ke.port()),
+        &format!("localhost:{}", server.ke.port()),
         "--ca",
-        &ca.display().to_string(),
+        &ca,
         "--ntp-per-ke",
         "0",
         "--ramp",
