@@ -171,6 +171,27 @@ impl BroadcastServer {
         self.syncs
     }
 
+    /// Both counters.
+    #[must_use]
+    pub fn status(&self) -> crate::ServeStatus {
+        crate::ServeStatus {
+            sent: self.sent,
+            syncs: self.syncs,
+        }
+    }
+
+    /// The group packets go to.
+    #[must_use]
+    pub fn group(&self) -> SocketAddrV4 {
+        self.group
+    }
+
+    /// The sender's interval schedule.
+    #[must_use]
+    pub fn schedule(&self) -> authtime_tesla::Schedule {
+        self.sender.params().schedule()
+    }
+
     /// Multicasts one broadcast packet stamped now; returns its length.
     ///
     /// # Errors

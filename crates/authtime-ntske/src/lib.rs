@@ -6,7 +6,11 @@
 //! - [`server_core`] and [`client_core`]: sans-IO negotiation (next protocol, AEAD,
 //!   cookies, server and port records) and key export through a [`KeyExporter`];
 //! - [`server`] and [`client`]: thin tokio + rustls (TLS 1.3 only, ALPN `ntske/1`)
-//!   drivers with connection caps, timeouts, certificate reload and [`metrics`].
+//!   drivers with connection caps, timeouts, certificate reload and [`metrics`];
+//! - with the `session` feature, [`client_session`]: a blocking NTS client
+//!   session (NTS-KE when the cookie jar is empty, NTS-protected NTP exchanges
+//!   over UDP, NAK recovery) and [`cookie_store`], the jar kept in a file
+//!   between runs. The server daemon builds without it.
 //!
 //! What it does not do: make or open cookies, or run AEADs (that is `authtime-nts`,
 //! reached through [`CookieIssuer`]), nor NTS-protected NTP packets. No pool records
@@ -15,6 +19,14 @@
 pub mod aead;
 pub mod client;
 pub mod client_core;
+#[cfg(feature = "session")]
+mod client_exchange;
+#[cfg(feature = "session")]
+pub mod client_session;
+#[cfg(feature = "session")]
+mod client_session_error;
+#[cfg(feature = "session")]
+pub mod cookie_store;
 #[doc(hidden)]
 pub mod fuzz_harness;
 pub mod key_export;
@@ -28,6 +40,10 @@ pub mod tls_config;
 
 pub use client::{KeClient, KeClientError, KeOutcome, fetch};
 pub use client_core::{NegotiatedSession, ResponseError};
+#[cfg(feature = "session")]
+pub use client_session::{FailureClass, KeStats, NtsSession, SessionError, SessionSetupError};
+#[cfg(feature = "session")]
+pub use cookie_store::{CookieJar, CookieStoreError};
 pub use key_export::{KeyExporter, SessionKeys};
 pub use message::{MessageError, MessageLimits, MessageReader};
 pub use metrics::{KeMetrics, KeMetricsSnapshot};

@@ -39,7 +39,6 @@ pub mod error_line;
 pub mod hex_input;
 pub mod mac_name;
 pub mod message_input;
-pub mod nts_cookie_store;
 pub mod secret_arg;
 
 /// The exit codes of `authtime`, the same for every command.
