@@ -79,18 +79,36 @@
 //! no later key leads back to it; senders that care send key disclosures
 //! more than once around chain ends.
 //!
+//! # Stream drivers
+//!
+//! Everything above is sans-IO. The stream drivers are the exception, kept
+//! in modules of their own: [`stream_frame`] (the payload framing and the
+//! in-order [`StreamWriter`], no IO of its own), [`multicast`] (IPv4
+//! multicast sockets and the wall clock), [`stream_sender`] (the sender:
+//! paced data, key disclosures, sync responses signed on a thread of their
+//! own, end markers) and [`stream_bootstrap`] with [`stream_receiver`] (the
+//! receiver: direct-sync bootstrap over UDP, then the group's datagrams
+//! written in stream order). They report through return values and events
+//! and print nothing.
+//!
 //! # Not here
 //!
-//! Sockets, clocks and the command line (`authtime tesla send/recv`), and the
-//! signature schemes: callers adapt theirs to [`BootstrapSigner`] and
-//! [`BootstrapVerifier`].
+//! The command line (`authtime tesla send/recv`), DTLS transport
+//! (`authtime-tesla-dtls`), and the signature schemes: callers adapt theirs
+//! to [`BootstrapSigner`] and [`BootstrapVerifier`].
 
 mod bootstrap;
 mod codec;
+pub mod multicast;
 pub mod owf;
 mod params;
 mod receiver;
 mod sender;
+pub mod stream_bootstrap;
+pub mod stream_frame;
+pub mod stream_receiver;
+pub mod stream_sender;
+mod stream_sign;
 mod time;
 pub mod traversal;
 mod wire;
@@ -115,6 +133,13 @@ pub use receiver::{
     Delivered, EARLY_KEY_MAX_STEPS, Failure, Own, Receiver, ReceiverConfig, Stats, Status,
 };
 pub use sender::{Sender, SenderError};
+pub use stream_bootstrap::{Bootstrapped, StreamBootstrapError, bootstrap_stream};
+pub use stream_frame::{FRAME_HEADER_LEN, Frame, StreamWriter};
+pub use stream_receiver::{RecvEnd, RecvError, RecvReport, StreamReceiver};
+pub use stream_sender::{
+    SendError, SendEvent, SendStats, StreamParamsError, StreamSender, StreamSenderConfig,
+    spawn_reader, stream_params,
+};
 pub use time::{ClockBound, Schedule, Time, is_safe, latest_sender_interval};
 pub use wire::{
     DataPacket, FRAGMENT_HEADER_LEN, FRAGMENT_TAG_LEN, Fragment, HEADER_LEN, Kind, MAX_NONCE_LEN,

@@ -6,7 +6,7 @@
 //! another on one UDP socket, gives each its signed sync response (bound to
 //! the session by the DTLS exporter, so no extra round trip), then writes the
 //! same TESLA packets into every session: the payload framing of
-//! `cmd_tesla_stream`, a key disclosure every interval, and end markers for
+//! `authtime_tesla::stream_frame`, a key disclosure every interval, and end markers for
 //! `d + 1` intervals after the input so that the last keys are disclosed.
 //! The receiver writes only authenticated payloads, in stream order.
 
@@ -29,9 +29,10 @@ use serde_json::json;
 use zeroize::Zeroizing;
 
 use crate::cmd_tesla_net::{seconds, socket_addr};
-use crate::cmd_tesla_send::{session_params, spawn_reader};
-use crate::cmd_tesla_stream::{FRAME_HEADER_LEN, StreamWriter, encode_data, encode_end};
+use crate::cmd_tesla_send::{input_reader, session_params};
 use crate::{Outcome, Streams};
+use authtime_tesla::spawn_reader;
+use authtime_tesla::stream_frame::{FRAME_HEADER_LEN, StreamWriter, encode_data, encode_end};
 
 /// Help text of `authtime tesla dtls-send`.
 pub const SEND_HELP: &str = "Listens on --listen (UDP) as a DTLS 1.2 server and accepts \
@@ -304,7 +305,7 @@ pub fn send(args: &DtlsSendArgs, streams: &mut Streams<'_>) -> anyhow::Result<Ou
         )?;
     }
 
-    let chunks = spawn_reader(input, args.payload_size);
+    let chunks = spawn_reader(input_reader(input), args.payload_size);
     let counts = stream(&mut server, args, &chunks)?;
     let sessions = server.sessions();
     server.close();

@@ -1,26 +1,12 @@
-//! What `authtime tesla send` and `recv` share outside the protocol: address
-//! parsing, multicast sockets (IPv4) and the wall clock as a TESLA [`Time`].
+//! What `authtime tesla send` and `recv` (and `broadcast`) share on the
+//! command line: address parsing, and the multicast sockets of
+//! `authtime_tesla::multicast` with errors that name the flags.
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use anyhow::{Context as _, anyhow};
-use authtime_tesla::Time;
-use socket2::{Domain, Protocol, Socket, Type};
-
-/// Receive buffer asked of the kernel for the group socket: bursts of
-/// thousands of packets per second must not overflow it.
-const GROUP_RECV_BUFFER: usize = 4 << 20;
-
-/// The wall clock in nanoseconds since the Unix epoch. The sender's times and
-/// the receiver's are both wall-clock readings; the bootstrap relates them.
-#[must_use]
-pub fn wall_clock() -> Time {
-    let since = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or(Duration::ZERO);
-    Time(u64::try_from(since.as_nanos()).unwrap_or(u64::MAX))
-}
+use anyhow::anyhow;
+use authtime_tesla::multicast::{self, SocketStep};
 
 /// `IP:PORT` for `flag`.
 ///
@@ -58,51 +44,30 @@ pub fn iface_addr(text: Option<&str>) -> anyhow::Result<Ipv4Addr> {
     }
 }
 
-/// A socket that sends to multicast groups out of `iface`, with `ttl`, and
-/// loops its packets back to local members (receivers on the same host).
+/// [`authtime_tesla::multicast::multicast_sender`], its errors worded for
+/// the command line (`--iface`, `--ttl`).
 ///
 /// # Errors
 /// Any socket call refused by the kernel.
 pub fn multicast_sender(iface: Ipv4Addr, ttl: u32) -> anyhow::Result<UdpSocket> {
-    let socket = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))
-        .context("cannot open a UDP socket")?;
-    socket
-        .bind(&SocketAddr::from((iface, 0)).into())
-        .with_context(|| format!("cannot bind to {iface}"))?;
-    if !iface.is_unspecified() {
-        socket
-            .set_multicast_if_v4(&iface)
-            .with_context(|| format!("--iface {iface}: cannot send multicast from it"))?;
-    }
-    socket
-        .set_multicast_ttl_v4(ttl)
-        .with_context(|| format!("--ttl {ttl}"))?;
-    socket
-        .set_multicast_loop_v4(true)
-        .context("cannot loop multicast back")?;
-    Ok(socket.into())
+    multicast::multicast_sender(iface, ttl).map_err(|e| {
+        let context = match e.step {
+            SocketStep::Bind(_) => format!("cannot bind to {iface}"),
+            SocketStep::Interface(_) => format!("--iface {iface}: cannot send multicast from it"),
+            SocketStep::Ttl(_) => format!("--ttl {ttl}"),
+            step => step.to_string(),
+        };
+        anyhow::Error::new(e.error).context(context)
+    })
 }
 
-/// A socket bound to `group` (address reuse on, so several receivers on one
-/// host can share the port) that joined it on `iface`.
+/// [`authtime_tesla::multicast::multicast_member`], its errors as anyhow.
 ///
 /// # Errors
 /// Any socket call refused by the kernel.
 pub fn multicast_member(group: SocketAddrV4, iface: Ipv4Addr) -> anyhow::Result<UdpSocket> {
-    let socket = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))
-        .context("cannot open a UDP socket")?;
-    socket
-        .set_reuse_address(true)
-        .context("cannot share the port")?;
-    // Best effort: the kernel caps it (net.core.rmem_max).
-    let _ = socket.set_recv_buffer_size(GROUP_RECV_BUFFER);
-    socket
-        .bind(&SocketAddr::V4(group).into())
-        .with_context(|| format!("cannot bind to {group}"))?;
-    socket
-        .join_multicast_v4(group.ip(), &iface)
-        .with_context(|| format!("cannot join {} on {iface}", group.ip()))?;
-    Ok(socket.into())
+    multicast::multicast_member(group, iface)
+        .map_err(|e| anyhow::Error::new(e.error).context(e.step.to_string()))
 }
 
 /// `seconds` for `flag`, within `min ..= max`.

@@ -34,7 +34,6 @@ pub mod cmd_tesla_keygen;
 pub mod cmd_tesla_net;
 pub mod cmd_tesla_recv;
 pub mod cmd_tesla_send;
-pub mod cmd_tesla_stream;
 pub mod error_line;
 pub mod hex_input;
 pub mod mac_name;

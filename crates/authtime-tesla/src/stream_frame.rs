@@ -1,5 +1,5 @@
-//! The framing `authtime tesla send` puts inside each TESLA payload, so that
-//! receivers can restore the stream's order and see where it ends:
+//! The stream framing the TESLA stream drivers put inside each payload, so
+//! that receivers can restore the stream's order and see where it ends:
 //!
 //! ```text
 //! | flags (1) | sequence number (8, big-endian) | stream bytes |
@@ -65,22 +65,37 @@ pub fn decode(payload: &[u8]) -> Option<Frame<'_>> {
 }
 
 /// Puts the authenticated payloads in order on the output.
+///
+/// Once a key authenticates payload `s`, every payload before `s` was sent
+/// in the same or an earlier interval, whose key is now known: such a packet
+/// arriving later is unsafe. So a gap below a released payload is final, and
+/// the output is written in order without waiting.
 #[derive(Debug, Default)]
-pub(crate) struct StreamWriter {
-    pub(crate) next_seq: u64,
-    pub(crate) written_bytes: u64,
-    pub(crate) written_payloads: u64,
-    pub(crate) missing: u64,
-    pub(crate) late: u64,
-    pub(crate) unframed: u64,
-    pub(crate) ended: bool,
+pub struct StreamWriter {
+    /// The next sequence number to write.
+    pub next_seq: u64,
+    /// Stream bytes written.
+    pub written_bytes: u64,
+    /// Payloads written.
+    pub written_payloads: u64,
+    /// Payloads skipped for good (lost).
+    pub missing: u64,
+    /// Payloads that came after a later one was written, or after the end.
+    pub late: u64,
+    /// Authenticated payloads without valid framing.
+    pub unframed: u64,
+    /// Whether the end marker was seen.
+    pub ended: bool,
 }
 
 impl StreamWriter {
     /// Writes what `released` (one key's worth, oldest interval first) adds.
-    pub(crate) fn deliver(
+    ///
+    /// # Errors
+    /// The output's write or flush error.
+    pub fn deliver(
         &mut self,
-        released: Vec<authtime_tesla::Delivered>,
+        released: Vec<crate::Delivered>,
         out: &mut dyn std::io::Write,
     ) -> std::io::Result<()> {
         let mut data = Vec::with_capacity(released.len());
@@ -118,6 +133,7 @@ impl StreamWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Delivered;
 
     #[test]
     fn frames_round_trip_and_junk_is_refused() {
@@ -138,5 +154,43 @@ mod tests {
         let mut other_flag = data;
         other_flag[0] = 4;
         assert_eq!(decode(&other_flag), None);
+    }
+
+    fn delivered(payloads: &[Vec<u8>]) -> Vec<Delivered> {
+        payloads
+            .iter()
+            .map(|p| Delivered {
+                interval: 1,
+                payload: p.clone(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn writer_orders_payloads_counts_gaps_and_ignores_late_ones() {
+        let mut w = StreamWriter::default();
+        let mut out = Vec::new();
+        w.deliver(
+            delivered(&[
+                encode_data(1, b"b"),
+                encode_data(0, b"a"),
+                encode_data(3, b"d"),
+            ]),
+            &mut out,
+        )
+        .expect("write");
+        assert_eq!(out, b"abd");
+        assert_eq!(w.missing, 1);
+        w.deliver(delivered(&[encode_data(2, b"c"), encode_end(6)]), &mut out)
+            .expect("write");
+        assert_eq!(out, b"abd");
+        assert_eq!((w.late, w.missing, w.ended), (1, 3, true));
+        w.deliver(
+            delivered(&[encode_data(6, b"x"), b"junk".to_vec()]),
+            &mut out,
+        )
+        .expect("write");
+        assert_eq!(out, b"abd");
+        assert_eq!((w.late, w.unframed), (2, 1));
     }
 }
