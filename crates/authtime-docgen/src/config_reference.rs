@@ -1,0 +1,632 @@
+//! The reference of `authtimed.toml`: every section and key that
+//! `authtime_server::ConfigFile` parses, with its type, its default and what
+//! it does, in one table.
+//!
+//! This table is the only source of `authtimed.toml(5)` ([`crate::config_page`]).
+//! It is written by hand, because the meaning of a key is prose, but the parts
+//! that can drift are checked against the real parser by
+//! `tests/config_reference.rs`: the sections and keys both ways (a key the
+//! parser accepts and the table lacks fails, and the other way round), each
+//! key's type, whether a section's presence switches something on, and each
+//! default (a file that sets a key to its documented default must parse to
+//! the same configuration as one that leaves it out).
+
+/// One `[section]` of the file.
+#[derive(Debug, Clone, Copy)]
+pub struct Section {
+    /// The table name, as written between the brackets.
+    pub name: &'static str,
+    /// Whether writing the section at all switches something on (`[nts-ke]`,
+    /// `[keystore]`); the other sections are there with their defaults
+    /// whether written or not.
+    pub presence_enables: bool,
+    /// What the section is about, one paragraph.
+    pub summary: &'static str,
+    /// Its keys, in the order the page lists them.
+    pub keys: &'static [Key],
+}
+
+/// One `key = value` of a section.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    /// The key, kebab-case as written.
+    pub name: &'static str,
+    /// The TOML type the parser accepts.
+    pub kind: ValueKind,
+    /// What applies when the key is left out.
+    pub default: DefaultValue,
+    /// What it does, one paragraph (ranges and related keys included).
+    pub text: &'static str,
+}
+
+/// The TOML type of a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// `true` or `false`.
+    Bool,
+    /// An integer.
+    Integer,
+    /// A number (an integer is accepted too).
+    Float,
+    /// A string.
+    String,
+    /// A string naming a file; relative paths are relative to the
+    /// configuration file's directory.
+    Path,
+    /// An array of strings.
+    Strings,
+    /// Any value (only keys that moved elsewhere, to say so).
+    Any,
+}
+
+impl ValueKind {
+    /// How the man page names the type.
+    #[must_use]
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Bool => "boolean",
+            Self::Integer => "integer",
+            Self::Float => "number",
+            Self::String => "string",
+            Self::Path => "path",
+            Self::Strings => "array of strings",
+            Self::Any => "any",
+        }
+    }
+}
+
+/// What a key means when the file leaves it out.
+#[derive(Debug, Clone, Copy)]
+pub enum DefaultValue {
+    /// This value, written as TOML.
+    Value(&'static str),
+    /// No value. `meaning` says what that means; `example` is a value (TOML)
+    /// that the page shows and the tests set.
+    Unset {
+        /// What no value means, completing "Default: none: ...".
+        meaning: &'static str,
+        /// A value to show and to test with.
+        example: &'static str,
+    },
+    /// The key moved to another section: the parser still reads it, so that
+    /// validation can say where it went, and setting it is an error.
+    Moved {
+        /// Where it is now, `section.key`.
+        to: &'static str,
+    },
+}
+
+/// Every section, in the order the page lists them.
+pub const SECTIONS: &[Section] = &[
+    NTP, CLOCK, RATE_LIMIT, ACCESS, METRICS, LOG, DAEMON, NTS_KE, KEYSTORE,
+];
+
+/// Looks a section up by name.
+#[must_use]
+pub fn section(name: &str) -> Option<&'static Section> {
+    SECTIONS.iter().find(|s| s.name == name)
+}
+
+const NTP: Section = Section {
+    name: "ntp",
+    presence_enables: false,
+    summary: "What is served and where: the UDP addresses, the symmetric keys, and what \
+              happens to requests whose authentication fails.",
+    keys: &[
+        Key {
+            name: "listen",
+            kind: ValueKind::Strings,
+            default: DefaultValue::Value(r#"["0.0.0.0:123", "[::]:123"]"#),
+            text: "UDP addresses to serve on, \"IP:PORT\" with IPv6 addresses in brackets. \
+                   Ports below 1024 need root or CAP_NET_BIND_SERVICE. With the default, an \
+                   address family the machine lacks (IPv6) is skipped with a warning. \
+                   --listen replaces this list.",
+        },
+        Key {
+            name: "keys",
+            kind: ValueKind::Path,
+            default: DefaultValue::Unset {
+                meaning: "no keys: plain NTP only, and requests with a MAC are dropped",
+                example: r#""ntp.keys""#,
+            },
+            text: "Symmetric keys: an ntpd/NTPsec ntp.keys or a chrony chrony.keys file (MD5, \
+                   SHA1, SHA256, AES128 and AES256 keys). A request with a MAC under one of \
+                   these keys gets a reply with a MAC under the same key. SIGHUP reloads the \
+                   file; a file that fails to load keeps the old keys. --keys replaces it. \
+                   authtime keygen writes such files.",
+        },
+        Key {
+            name: "key-format",
+            kind: ValueKind::String,
+            default: DefaultValue::Value(r#""auto""#),
+            text: "Format of the key file: \"auto\" (detected), \"ntpd\" or \"chrony\".",
+        },
+        Key {
+            name: "stratum",
+            kind: ValueKind::Any,
+            default: DefaultValue::Moved {
+                to: "clock.stratum",
+            },
+            text: "Moved to [clock]: set here, it is an error that says so.",
+        },
+        Key {
+            name: "reference-id",
+            kind: ValueKind::Any,
+            default: DefaultValue::Moved {
+                to: "clock.reference-id",
+            },
+            text: "Moved to [clock]: set here, it is an error that says so.",
+        },
+        Key {
+            name: "auth-failure",
+            kind: ValueKind::String,
+            default: DefaultValue::Value(r#""drop""#),
+            text: "A request whose MAC fails or names an unknown key: \"drop\" it (as chrony \
+                   does) or answer with a \"crypto-nak\" (as ntpd does).",
+        },
+        Key {
+            name: "require-auth",
+            kind: ValueKind::Bool,
+            default: DefaultValue::Value("false"),
+            text: "Drop requests without a MAC.",
+        },
+        Key {
+            name: "workers",
+            kind: ValueKind::Integer,
+            default: DefaultValue::Value("0"),
+            text: "Worker threads per listen address, each with its own SO_REUSEPORT socket; \
+                   0 is one per CPU, at most 256. --workers replaces it.",
+        },
+    ],
+};
+
+const CLOCK: Section = Section {
+    name: "clock",
+    presence_enables: false,
+    summary: "Where the state of the clock served comes from. authtimed serves the system \
+              clock and does not discipline it; what its replies announce about that clock \
+              (leap indicator, stratum, reference id, reference time, root delay and root \
+              dispersion) follows the source, and an unsynchronized clock is announced as \
+              unsynchronized (leap 3, stratum 0, as chrony does). authtime status prints \
+              what would be announced now, and why.",
+    keys: &[
+        Key {
+            name: "source",
+            kind: ValueKind::String,
+            default: DefaultValue::Value(r#""auto""#),
+            text: "\"auto\": chronyd if its command socket (or its UDP command port on \
+                   loopback) answers at start, else \"kernel\". \"chrony\": chronyd's tracking \
+                   report (chronyd disciplines this host). \"ntp\": mode-3 queries to the NTP \
+                   daemon at ntp-server that disciplines this host. \"kernel\": adjtimex read \
+                   only (STA_UNSYNC, maxerror, the leap bits), with stratum and reference-id \
+                   from this section. \"static\": a declaration (a lab, a stratum-1 host), \
+                   stratum and reference-id required.",
+        },
+        Key {
+            name: "chrony-socket",
+            kind: ValueKind::Path,
+            default: DefaultValue::Value(r#""/run/chrony/chronyd.sock""#),
+            text: "chronyd's command socket (sources \"chrony\" and \"auto\"). It answers only \
+                   root and chrony's user; \"auto\" then tries the UDP command port \
+                   127.0.0.1:323.",
+        },
+        Key {
+            name: "chrony-address",
+            kind: ValueKind::String,
+            default: DefaultValue::Unset {
+                meaning: "the socket; for \"auto\", then 127.0.0.1:323",
+                example: r#""127.0.0.1:323""#,
+            },
+            text: "chronyd's UDP command address, \"IP:PORT\", instead of the socket; chronyd \
+                   answers tracking there to every local user.",
+        },
+        Key {
+            name: "ntp-server",
+            kind: ValueKind::String,
+            default: DefaultValue::Unset {
+                meaning: "required with source \"ntp\"",
+                example: r#""127.0.0.1:123""#,
+            },
+            text: "The NTP daemon to follow (source \"ntp\"), \"IP:PORT\" or an IP address \
+                   (port 123). It may not be an address this server serves itself.",
+        },
+        Key {
+            name: "stratum",
+            kind: ValueKind::Integer,
+            default: DefaultValue::Unset {
+                meaning: "2 for sources \"kernel\" and \"auto\"; required for \"static\"",
+                example: "1",
+            },
+            text: "Stratum announced while synchronized, 1 to 15 (sources \"kernel\" and \
+                   \"static\"; \"auto\" uses it when it falls back to the kernel).",
+        },
+        Key {
+            name: "reference-id",
+            kind: ValueKind::String,
+            default: DefaultValue::Unset {
+                meaning: "\"127.127.1.1\" for \"kernel\" and \"auto\"; required for \"static\"",
+                example: r#""GPS""#,
+            },
+            text: "Reference id announced (sources \"kernel\" and \"static\"): a name of up to \
+                   4 characters at stratum 1 (\"GPS\", \"PPS\"), the upstream's IP address \
+                   above; names such as \"LOCL\" are refused above stratum 1.",
+        },
+        Key {
+            name: "root-delay",
+            kind: ValueKind::Float,
+            default: DefaultValue::Value("0.0"),
+            text: "Root delay in seconds (source \"static\" only).",
+        },
+        Key {
+            name: "root-dispersion",
+            kind: ValueKind::Float,
+            default: DefaultValue::Value("0.0"),
+            text: "Root dispersion in seconds (source \"static\" only); it grows by 15 \
+                   microseconds per second since the reading, as for every source.",
+        },
+        Key {
+            name: "leap-seconds-list",
+            kind: ValueKind::Path,
+            default: DefaultValue::Unset {
+                meaning: "no leap seconds are announced",
+                example: r#""/usr/share/zoneinfo/leap-seconds.list""#,
+            },
+            text: "A leap-seconds.list file whose leap seconds are announced (source \
+                   \"static\" only; the other sources say themselves when a leap second \
+                   comes).",
+        },
+        Key {
+            name: "unsynchronized",
+            kind: ValueKind::String,
+            default: DefaultValue::Value(r#""answer""#),
+            text: "While the clock is unsynchronized: \"answer\" (with leap 3, as chrony, \
+                   NTPsec and ntpd-rs do; clients then refuse the server) or \"drop\" the \
+                   requests (counted).",
+        },
+        Key {
+            name: "max-unreadable",
+            kind: ValueKind::Float,
+            default: DefaultValue::Value("30.0"),
+            text: "Seconds the source may fail to answer before the clock is announced \
+                   unsynchronized; until then the last reading is served, its dispersion \
+                   growing. More than 0, at most 86400.",
+        },
+        Key {
+            name: "poll-interval",
+            kind: ValueKind::Float,
+            default: DefaultValue::Value("1.0"),
+            text: "Seconds between two readings of the source, 0.01 to 1.",
+        },
+    ],
+};
+
+const RATE_LIMIT: Section = Section {
+    name: "rate-limit",
+    presence_enables: false,
+    summary: "Per-client token buckets: a client (an IPv4 address, or an IPv6 prefix) that \
+              sends faster than allowed gets one RATE Kiss-o'-Death per kiss-interval, and \
+              its other requests are dropped. On by default.",
+    keys: &[
+        Key {
+            name: "enabled",
+            kind: ValueKind::Bool,
+            default: DefaultValue::Value("true"),
+            text: "Whether clients are rate limited at all.",
+        },
+        Key {
+            name: "rate",
+            kind: ValueKind::Float,
+            default: DefaultValue::Value("0.5"),
+            text: "Sustained requests per second per client, above 0.",
+        },
+        Key {
+            name: "burst",
+            kind: ValueKind::Float,
+            default: DefaultValue::Value("16.0"),
+            text: "Requests a client may send at once after being idle, at least 1.",
+        },
+        Key {
+            name: "kiss-interval",
+            kind: ValueKind::Float,
+            default: DefaultValue::Value("4.0"),
+            text: "Seconds between two RATE kisses to one client, 0 to 86400.",
+        },
+        Key {
+            name: "table-size",
+            kind: ValueKind::Integer,
+            default: DefaultValue::Value("65536"),
+            text: "Buckets in the table, 1 to 16777216; memory is fixed, about 48 bytes a \
+                   bucket.",
+        },
+        Key {
+            name: "ipv6-prefix",
+            kind: ValueKind::Integer,
+            default: DefaultValue::Value("64"),
+            text: "Leading bits of an IPv6 address that identify one client, at most 128.",
+        },
+    ],
+};
+
+const ACCESS: Section = Section {
+    name: "access",
+    presence_enables: false,
+    summary: "Who is answered. Requests from elsewhere are dropped.",
+    keys: &[
+        Key {
+            name: "allow",
+            kind: ValueKind::Strings,
+            default: DefaultValue::Value("[]"),
+            text: "Networks answered, in CIDR notation or as single addresses; an empty list \
+                   answers everyone.",
+        },
+        Key {
+            name: "deny",
+            kind: ValueKind::Strings,
+            default: DefaultValue::Value("[]"),
+            text: "Networks never answered, even inside an allowed one.",
+        },
+    ],
+};
+
+const METRICS: Section = Section {
+    name: "metrics",
+    presence_enables: false,
+    summary: "The Prometheus endpoint: packets received, answered and dropped by reason, MAC \
+              failures by key id, rate-limited requests, crypto-NAKs, key reloads, the clock \
+              state announced and the NTS counters, in Prometheus' text format at \
+              http://ADDRESS/metrics.",
+    keys: &[Key {
+        name: "listen",
+        kind: ValueKind::String,
+        default: DefaultValue::Unset {
+            meaning: "no endpoint",
+            example: r#""127.0.0.1:9123""#,
+        },
+        text: "Address of the endpoint, \"IP:PORT\". --metrics replaces it.",
+    }],
+};
+
+const LOG: Section = Section {
+    name: "log",
+    presence_enables: false,
+    summary: "What is logged, and how. Logs go to standard error; nothing a peer sends is \
+              logged above debug level.",
+    keys: &[
+        Key {
+            name: "level",
+            kind: ValueKind::String,
+            default: DefaultValue::Value(r#""info""#),
+            text: "The most verbose level shown: \"error\", \"warn\", \"info\", \"debug\" or \
+                   \"trace\".",
+        },
+        Key {
+            name: "format",
+            kind: ValueKind::String,
+            default: DefaultValue::Value(r#""auto""#),
+            text: "\"auto\" (journald's under systemd, when standard error is the journal's \
+                   stream, else text), \"text\" (timestamp, level, message and fields), \
+                   \"journald\" (the level as a <N> prefix, no timestamp) or \"json\" (one \
+                   JSON object a line). --log-format replaces it.",
+        },
+    ],
+};
+
+const DAEMON: Section = Section {
+    name: "daemon",
+    presence_enables: false,
+    summary: "Who authtimed runs as once its sockets are bound. Started as root, it binds \
+              its ports, then switches to an unprivileged user and group for good and keeps \
+              no capability. Under systemd the unit starts it as that user already, and \
+              nothing changes.",
+    keys: &[
+        Key {
+            name: "user",
+            kind: ValueKind::String,
+            default: DefaultValue::Unset {
+                meaning: "the user \"authtime\"",
+                example: r#""ntp""#,
+            },
+            text: "The user to switch to when started as root. --user replaces it.",
+        },
+        Key {
+            name: "group",
+            kind: ValueKind::String,
+            default: DefaultValue::Unset {
+                meaning: "the user's primary group",
+                example: r#""ntp""#,
+            },
+            text: "The group to switch to. --group replaces it.",
+        },
+        Key {
+            name: "allow-root",
+            kind: ValueKind::Bool,
+            default: DefaultValue::Value("false"),
+            text: "Keep running as root (no switch) when started as root; not recommended. \
+                   --allow-root sets it.",
+        },
+    ],
+};
+
+const NTS_KE: Section = Section {
+    name: "nts-ke",
+    presence_enables: true,
+    summary: "The NTS key-establishment server (RFC 8915 section 4): TLS 1.3 on TCP, which \
+              gives clients the keys and cookies for NTS-protected NTP. Present, it is \
+              served, and NTS-protected NTP is answered on the [ntp] addresses with the \
+              cookie master keys of [keystore] (its defaults when that section is absent). \
+              SIGHUP reloads the certificate and key.",
+    keys: &[
+        Key {
+            name: "listen",
+            kind: ValueKind::Strings,
+            default: DefaultValue::Value(r#"["0.0.0.0:4460", "[::]:4460"]"#),
+            text: "TCP addresses to accept NTS-KE on, \"IP:PORT\".",
+        },
+        Key {
+            name: "certificate-chain",
+            kind: ValueKind::Path,
+            default: DefaultValue::Unset {
+                meaning: "required",
+                example: r#""nts-chain.pem""#,
+            },
+            text: "PEM certificate chain, leaf first. authtime nts cert makes one for \
+                   private networks and tests; a public server wants one from a public CA.",
+        },
+        Key {
+            name: "private-key",
+            kind: ValueKind::Path,
+            default: DefaultValue::Unset {
+                meaning: "required",
+                example: r#""nts-key.pem""#,
+            },
+            text: "PEM private key of the leaf certificate.",
+        },
+        Key {
+            name: "ntp-server",
+            kind: ValueKind::String,
+            default: DefaultValue::Unset {
+                meaning: "no server record: clients use the address they reached NTS-KE on",
+                example: r#""time.example.net""#,
+            },
+            text: "NTP server announced to clients (NTPv4 Server Negotiation record): a host \
+                   name or an IP address, without brackets or port.",
+        },
+        Key {
+            name: "ntp-port",
+            kind: ValueKind::Integer,
+            default: DefaultValue::Unset {
+                meaning: "the port of the first [ntp] listen address when it is not 123; \
+                          else no port record, and clients use 123",
+                example: "11123",
+            },
+            text: "NTP port announced to clients (NTPv4 Port Negotiation record).",
+        },
+        Key {
+            name: "aead",
+            kind: ValueKind::Strings,
+            default: DefaultValue::Value(
+                r#"["aes-siv-cmac-256", "aes-siv-cmac-512", "aes-128-gcm-siv"]"#,
+            ),
+            text: "AEADs for NTP the server accepts, in its order of preference: \
+                   \"aes-siv-cmac-256\" (mandatory, RFC 8915 section 5.1), \
+                   \"aes-siv-cmac-512\", \"aes-128-gcm-siv\". chrony 4.4 to 4.6 derive \
+                   AES-128-GCM-SIV keys wrongly: leave it out when such clients use the \
+                   server.",
+        },
+        Key {
+            name: "handshake-timeout",
+            kind: ValueKind::Float,
+            default: DefaultValue::Value("1.0"),
+            text: "Seconds a client has to complete the TLS handshake, 0.05 to 60.",
+        },
+        Key {
+            name: "session-timeout",
+            kind: ValueKind::Float,
+            default: DefaultValue::Value("2.0"),
+            text: "Seconds a whole NTS-KE session may take, 0.05 to 120.",
+        },
+        Key {
+            name: "max-connections",
+            kind: ValueKind::Integer,
+            default: DefaultValue::Value("512"),
+            text: "Connections served at once, 1 to 1000000; more are closed at once.",
+        },
+        Key {
+            name: "workers",
+            kind: ValueKind::Integer,
+            default: DefaultValue::Value("0"),
+            text: "Threads doing TLS; 0 is one per CPU, at most 256.",
+        },
+        Key {
+            name: "certificate-check-interval",
+            kind: ValueKind::Float,
+            default: DefaultValue::Value("10.0"),
+            text: "Seconds between checks of the certificate files for a change, 0.1 to \
+                   86400; 0 checks only on SIGHUP.",
+        },
+    ],
+};
+
+const KEYSTORE: Section = Section {
+    name: "keystore",
+    presence_enables: true,
+    summary: "Where the NTS cookie master keys live. Present (or with an [nts-ke] section), \
+              NTS-protected NTP is answered; a [keystore] without [nts-ke] serves the NTP \
+              side of a fleet whose NTS-KE runs elsewhere and shares the store.",
+    keys: &[
+        Key {
+            name: "kind",
+            kind: ValueKind::String,
+            default: DefaultValue::Value(r#""embedded""#),
+            text: "\"embedded\" (a local file, written atomically, mode 0600), \"redis\" or \
+                   \"memcached\" (shared by a fleet; they take url).",
+        },
+        Key {
+            name: "path",
+            kind: ValueKind::Path,
+            default: DefaultValue::Value(r#""nts-master-keys""#),
+            text: "The embedded store's file. Under systemd, /etc is read-only: use \
+                   /var/lib/authtime/nts-master-keys (the unit's state directory).",
+        },
+        Key {
+            name: "url",
+            kind: ValueKind::String,
+            default: DefaultValue::Unset {
+                meaning: "required with kind \"redis\" or \"memcached\"",
+                example: r#""redis://127.0.0.1:6379/0?key=authtime:nts""#,
+            },
+            text: "redis://[:PASSWORD@]HOST[:PORT][/DB][?key=NAME] or \
+                   memcached://HOST[:PORT][/NAME].",
+        },
+        Key {
+            name: "rotation-interval",
+            kind: ValueKind::Integer,
+            default: DefaultValue::Value("86400"),
+            text: "Seconds between master-key rotations, 2 to 31622400.",
+        },
+        Key {
+            name: "old-keys",
+            kind: ValueKind::Integer,
+            default: DefaultValue::Value("7"),
+            text: "Keys kept after they stop being current, 1 to 64: cookies stay valid for \
+                   that many rotation intervals.",
+        },
+        Key {
+            name: "poll-interval",
+            kind: ValueKind::Float,
+            default: DefaultValue::Value("5.0"),
+            text: "Seconds between two reads of the store, 0.1 to 3600: a rotation by another \
+                   server is seen within this time.",
+        },
+    ],
+};
+
+/// Two example files for the page's EXAMPLES section: a title and the
+/// file. The tests parse both and validate the first.
+pub const EXAMPLES: &[(&str, &str)] = &[
+    (
+        "A public server on the standard port that follows the host's chronyd, with \
+         symmetric keys and metrics on loopback:",
+        r#"[ntp]
+listen = ["0.0.0.0:123", "[::]:123"]
+keys = "/etc/authtime/ntp.keys"
+
+[clock]
+source = "chrony"
+chrony-address = "127.0.0.1:323"
+
+[metrics]
+listen = "127.0.0.1:9123"
+"#,
+    ),
+    (
+        "NTS as well, with the cookie master keys in the systemd unit's state directory:",
+        r#"[nts-ke]
+certificate-chain = "/etc/authtime/nts-chain.pem"
+private-key = "/etc/authtime/nts-key.pem"
+
+[keystore]
+path = "/var/lib/authtime/nts-master-keys"
+"#,
+    ),
+];
