@@ -2,8 +2,8 @@
 //! authtimed.toml(5)) against the real parser, `authtime_server::ConfigFile`,
 //! both ways: every section and key the parser reads is documented and every
 //! documented one is read, with the documented type and default; the values
-//! shown are accepted; the example files and the TOML in docs/ use only
-//! documented keys.
+//! shown are accepted; the example files, the packaged configuration and
+//! the TOML in docs/ use only documented keys.
 //!
 //! When one fails after a change to the configuration: update
 //! `crates/authtime-docgen/src/config_reference.rs`, then regenerate the
@@ -280,8 +280,8 @@ fn the_examples_on_the_page_parse_and_the_first_is_valid() {
 }
 
 /// The `[section]` and `key = value` lines of a TOML text that the
-/// reference does not document, commented-out ones (`# key = value`)
-/// included: examples show keys that way too. Lines, not a parse, because
+/// reference does not document, commented-out ones (`# [section]`,
+/// `# key = value`) included: examples show keys that way too. Lines, not a parse, because
 /// the blocks in docs/ join the files of several servers.
 fn undocumented_keys(text: &str) -> Vec<String> {
     let bare_key = |k: &str| {
@@ -294,11 +294,13 @@ fn undocumented_keys(text: &str) -> Vec<String> {
     for line in text.lines() {
         let line = line.trim();
         let uncommented = line.trim_start_matches('#').trim();
-        if let Some(name) = line
+        let header = uncommented
             .strip_prefix('[')
-            .and_then(|l| l.split(']').next())
-            .filter(|n| bare_key(n))
-        {
+            .and_then(|l| l.split_once(']'))
+            .filter(|(name, rest)| {
+                bare_key(name) && (rest.trim().is_empty() || rest.trim().starts_with('#'))
+            });
+        if let Some((name, _)) = header {
             section = authtime_docgen::config_reference::section(name);
             if section.is_none() {
                 found.push(format!("[{name}]"));
@@ -316,14 +318,15 @@ fn undocumented_keys(text: &str) -> Vec<String> {
 }
 
 #[test]
-fn the_example_files_and_the_toml_in_docs_use_only_documented_keys() {
+fn example_and_packaged_files_and_the_toml_in_docs_use_only_documented_keys() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut texts = Vec::new();
-    for dir in ["examples", "docs"] {
-        let mut entries: Vec<_> = std::fs::read_dir(root.join(dir))
-            .expect("readable")
-            .map(|e| e.expect("entry").path())
-            .collect();
+    // dist/debian holds the file the package installs in /etc.
+    for dir in ["examples", "docs", "dist/debian"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        let mut entries: Vec<_> = entries.map(|e| e.expect("entry").path()).collect();
         entries.sort();
         for path in entries {
             let text = std::fs::read_to_string(&path).unwrap_or_default();
