@@ -29,6 +29,13 @@
 //!    pairwise, the TESLA MAC authenticates the sender to every receiver (the
 //!    packets could equally go out by multicast).
 //!
+//! # Flows
+//!
+//! [`sender_flow`] accepts receivers and streams an input to them;
+//! [`receiver_flow`] connects (retrying) and writes the authenticated stream.
+//! Both report through events and return values and print nothing; the
+//! `authtime tesla dtls-send`/`dtls-recv` commands print them.
+//!
 //! # Not here
 //!
 //! DTLS 1.3 (OpenSSL 3.0 has none), retransmission timers (OpenSSL's DTLS
@@ -40,6 +47,9 @@
 mod channel;
 pub mod config;
 pub mod flights;
+mod flow_error;
+pub mod receiver_flow;
+pub mod sender_flow;
 mod session;
 mod signers;
 
@@ -47,6 +57,11 @@ use std::fmt;
 
 pub use channel::DatagramChannel;
 pub use config::{DtlsMode, SelfSigned, client_context, server_context};
+pub use flow_error::DtlsFlowError;
+pub use receiver_flow::{
+    ConnectEvent, ConnectFailure, ReceiveOutcome, connect_retrying, receive_stream,
+};
+pub use sender_flow::{AcceptEvent, StreamCounts, accept_receivers, stream_input};
 pub use session::{
     Accepted, BootstrapTiming, DtlsStream, EXPORTER_LABEL, FRAGMENT_SIZE, NONCE_LEN,
     TeslaDtlsClient, TeslaDtlsServer, accept_session, connect_session, read_record, session_nonce,

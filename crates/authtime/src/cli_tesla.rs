@@ -18,11 +18,11 @@ pub enum TeslaCommand {
     #[command(after_help = RECV_HELP)]
     Recv(TeslaRecvArgs),
     /// Stream standard input or a file to DTLS receivers in TESLA-authenticated records.
-    #[command(after_help = crate::cmd_tesla_dtls::SEND_HELP)]
-    DtlsSend(crate::cmd_tesla_dtls::DtlsSendArgs),
+    #[command(after_help = crate::cli_tesla_dtls::SEND_HELP)]
+    DtlsSend(crate::cli_tesla_dtls::DtlsSendArgs),
     /// Connect to a `tesla dtls-send` sender over DTLS and write only the authenticated stream.
-    #[command(after_help = crate::cmd_tesla_dtls::RECV_HELP)]
-    DtlsRecv(crate::cmd_tesla_dtls::DtlsRecvArgs),
+    #[command(after_help = crate::cli_tesla_dtls::RECV_HELP)]
+    DtlsRecv(crate::cli_tesla_dtls::DtlsRecvArgs),
 }
 
 const KEYGEN_HELP: &str = "Schemes: ed25519, p256 (ECDSA), ml-dsa-44, ml-dsa-65 (FIPS 204), \

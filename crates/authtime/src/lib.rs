@@ -18,6 +18,7 @@ use std::io::{Read, Write};
 pub mod cli;
 pub mod cli_broadcast;
 pub mod cli_tesla;
+pub mod cli_tesla_dtls;
 pub mod cmd_broadcast;
 pub mod cmd_config;
 pub mod cmd_hash;
