@@ -507,11 +507,11 @@ const NTS_KE: Section = Section {
             default: DefaultValue::Value(
                 r#"["aes-siv-cmac-256", "aes-siv-cmac-512", "aes-128-gcm-siv"]"#,
             ),
-            text: "AEADs for NTP the server accepts, in its order of preference: \
-                   \"aes-siv-cmac-256\" (mandatory, RFC 8915 section 5.1), \
-                   \"aes-siv-cmac-512\", \"aes-128-gcm-siv\". chrony 4.4 to 4.6 derive \
-                   AES-128-GCM-SIV keys wrongly: leave it out when such clients use the \
-                   server.",
+            text: "AEADs for NTP the server accepts (the client's order of preference \
+                   decides among them): \"aes-siv-cmac-256\" (mandatory, RFC 8915 section \
+                   5.1), \"aes-siv-cmac-512\", \"aes-128-gcm-siv\". chrony 4.4 to 4.6 \
+                   derive AES-128-GCM-SIV keys wrongly: leave it out when such clients use \
+                   the server.",
         },
         Key {
             name: "handshake-timeout",

@@ -179,7 +179,11 @@ fn synopsis(cmd: &Command) -> Vec<Inline> {
     let name = cmd.get_bin_name().unwrap_or_else(|| cmd.get_name());
     let mut line = vec![bold(name)];
     let visible = |a: &&Arg| !a.is_hide_set();
-    for arg in cmd.get_arguments().filter(visible).filter(|a| !a.is_positional()) {
+    for arg in cmd
+        .get_arguments()
+        .filter(visible)
+        .filter(|a| !a.is_positional())
+    {
         let flag = match (arg.get_short(), arg.get_long()) {
             (Some(short), Some(long)) if !takes_value(arg) => format!("-{short}|--{long}"),
             (_, Some(long)) => format!("--{long}"),
@@ -229,7 +233,13 @@ fn takes_value(arg: &Arg) -> bool {
 fn value_name(arg: &Arg) -> String {
     arg.get_value_names().map_or_else(
         || arg.get_id().as_str().to_uppercase(),
-        |names| names.iter().map(ToString::to_string).collect::<Vec<_>>().join(" "),
+        |names| {
+            names
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        },
     )
 }
 
