@@ -153,7 +153,11 @@ fn render_page(
     page += &body(&roff);
 
     if cmd.get_arguments().any(|a| !a.is_hide_set()) {
-        page += &code_spans_in_bold(&man_part(|w| man.render_options_section(w)));
+        // clap_mangen separates an option's help from its possible values
+        // with `.br`, a blank line and `.br`; a blank line is a paragraph
+        // break that mandoc warns about between two breaks.
+        let options = man_part(|w| man.render_options_section(w));
+        page += &code_spans_in_bold(&options.replace("\n.br\n\n.br\n", "\n.sp\n"));
     }
     if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
         page += &code_spans_in_bold(&man_part(|w| man.render_subcommands_section(w)));

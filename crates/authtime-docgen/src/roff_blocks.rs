@@ -162,7 +162,7 @@ pub(crate) fn examples_section(roff: &mut Roff, examples: &[Example]) {
     }
     roff.control("SH", ["EXAMPLES"]);
     for (i, example) in examples.iter().enumerate() {
-        if i > 0 || example.caption.is_some() {
+        if i > 0 {
             roff.control("PP", []);
         }
         if let Some(caption) = &example.caption {

@@ -2,7 +2,7 @@
 //! are what the generator writes now, render without warnings, and parse in
 //! their shells.
 //!
-//! groff, bash, zsh and fish are used where installed; a check whose tool is
+//! groff, mandoc, bash, zsh and fish are used where installed; a check whose tool is
 //! missing says so on standard output and passes.
 
 use std::path::{Path, PathBuf};
@@ -122,6 +122,36 @@ fn every_man_page_renders_without_warnings() {
             "groff -man -ww on {}: {}{warnings}",
             file.path,
             output.status
+        );
+    }
+    std::fs::remove_dir_all(&dir).expect("removed");
+}
+
+/// mandoc's checks are stricter than groff's; the empty date is on purpose
+/// (the same bytes at every run).
+#[test]
+fn every_man_page_passes_mandoc_lint() {
+    if !tool("mandoc") {
+        return;
+    }
+    let (dir, files) = fresh_output("mandoc");
+    for file in files.iter().filter(|f| f.path.starts_with("man/")) {
+        let output = Command::new("mandoc")
+            .args(["-Tlint", "-W", "warning"])
+            .arg(dir.join(&file.path))
+            .output()
+            .expect("mandoc runs");
+        let text =
+            String::from_utf8_lossy(&output.stdout) + String::from_utf8_lossy(&output.stderr);
+        let warnings: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.contains("missing date"))
+            .collect();
+        assert!(
+            warnings.is_empty(),
+            "mandoc -Tlint on {}:\n{}",
+            file.path,
+            warnings.join("\n")
         );
     }
     std::fs::remove_dir_all(&dir).expect("removed");
