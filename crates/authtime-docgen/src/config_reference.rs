@@ -33,6 +33,9 @@ pub struct Key {
     pub name: &'static str,
     /// The TOML type the parser accepts.
     pub kind: ValueKind,
+    /// For a string (or strings) from a fixed set: every value validation
+    /// accepts. The text names each of them in quotes.
+    pub choices: &'static [&'static str],
     /// What applies when the key is left out.
     pub default: DefaultValue,
     /// What it does, one paragraph (ranges and related keys included).
@@ -116,6 +119,7 @@ const NTP: Section = Section {
         Key {
             name: "listen",
             kind: ValueKind::Strings,
+            choices: &[],
             default: DefaultValue::Value(r#"["0.0.0.0:123", "[::]:123"]"#),
             text: "UDP addresses to serve on, \"IP:PORT\" with IPv6 addresses in brackets. \
                    Ports below 1024 need root or CAP_NET_BIND_SERVICE. With the default, an \
@@ -125,6 +129,7 @@ const NTP: Section = Section {
         Key {
             name: "keys",
             kind: ValueKind::Path,
+            choices: &[],
             default: DefaultValue::Unset {
                 meaning: "no keys: plain NTP only, and requests with a MAC are dropped",
                 example: r#""ntp.keys""#,
@@ -138,12 +143,14 @@ const NTP: Section = Section {
         Key {
             name: "key-format",
             kind: ValueKind::String,
+            choices: &["auto", "ntpd", "chrony"],
             default: DefaultValue::Value(r#""auto""#),
             text: "Format of the key file: \"auto\" (detected), \"ntpd\" or \"chrony\".",
         },
         Key {
             name: "stratum",
             kind: ValueKind::Any,
+            choices: &[],
             default: DefaultValue::Moved {
                 to: "clock.stratum",
             },
@@ -152,6 +159,7 @@ const NTP: Section = Section {
         Key {
             name: "reference-id",
             kind: ValueKind::Any,
+            choices: &[],
             default: DefaultValue::Moved {
                 to: "clock.reference-id",
             },
@@ -160,6 +168,7 @@ const NTP: Section = Section {
         Key {
             name: "auth-failure",
             kind: ValueKind::String,
+            choices: &["drop", "crypto-nak"],
             default: DefaultValue::Value(r#""drop""#),
             text: "A request whose MAC fails or names an unknown key: \"drop\" it (as chrony \
                    does) or answer with a \"crypto-nak\" (as ntpd does).",
@@ -167,12 +176,14 @@ const NTP: Section = Section {
         Key {
             name: "require-auth",
             kind: ValueKind::Bool,
+            choices: &[],
             default: DefaultValue::Value("false"),
             text: "Drop requests without a MAC.",
         },
         Key {
             name: "workers",
             kind: ValueKind::Integer,
+            choices: &[],
             default: DefaultValue::Value("0"),
             text: "Worker threads per listen address, each with its own SO_REUSEPORT socket; \
                    0 is one per CPU, at most 256. --workers replaces it.",
@@ -193,6 +204,7 @@ const CLOCK: Section = Section {
         Key {
             name: "source",
             kind: ValueKind::String,
+            choices: &["auto", "chrony", "ntp", "kernel", "static"],
             default: DefaultValue::Value(r#""auto""#),
             text: "\"auto\": chronyd if its command socket (or its UDP command port on \
                    loopback) answers at start, else \"kernel\". \"chrony\": chronyd's tracking \
@@ -205,6 +217,7 @@ const CLOCK: Section = Section {
         Key {
             name: "chrony-socket",
             kind: ValueKind::Path,
+            choices: &[],
             default: DefaultValue::Value(r#""/run/chrony/chronyd.sock""#),
             text: "chronyd's command socket (sources \"chrony\" and \"auto\"). It answers only \
                    root and chrony's user; \"auto\" then tries the UDP command port \
@@ -213,6 +226,7 @@ const CLOCK: Section = Section {
         Key {
             name: "chrony-address",
             kind: ValueKind::String,
+            choices: &[],
             default: DefaultValue::Unset {
                 meaning: "the socket; for \"auto\", then 127.0.0.1:323",
                 example: r#""127.0.0.1:323""#,
@@ -223,6 +237,7 @@ const CLOCK: Section = Section {
         Key {
             name: "ntp-server",
             kind: ValueKind::String,
+            choices: &[],
             default: DefaultValue::Unset {
                 meaning: "required with source \"ntp\"",
                 example: r#""127.0.0.1:123""#,
@@ -233,6 +248,7 @@ const CLOCK: Section = Section {
         Key {
             name: "stratum",
             kind: ValueKind::Integer,
+            choices: &[],
             default: DefaultValue::Unset {
                 meaning: "2 for sources \"kernel\" and \"auto\"; required for \"static\"",
                 example: "1",
@@ -243,6 +259,7 @@ const CLOCK: Section = Section {
         Key {
             name: "reference-id",
             kind: ValueKind::String,
+            choices: &[],
             default: DefaultValue::Unset {
                 meaning: "\"127.127.1.1\" for \"kernel\" and \"auto\"; required for \"static\"",
                 example: r#""GPS""#,
@@ -254,12 +271,14 @@ const CLOCK: Section = Section {
         Key {
             name: "root-delay",
             kind: ValueKind::Float,
+            choices: &[],
             default: DefaultValue::Value("0.0"),
             text: "Root delay in seconds (source \"static\" only).",
         },
         Key {
             name: "root-dispersion",
             kind: ValueKind::Float,
+            choices: &[],
             default: DefaultValue::Value("0.0"),
             text: "Root dispersion in seconds (source \"static\" only); it grows by 15 \
                    microseconds per second since the reading, as for every source.",
@@ -267,6 +286,7 @@ const CLOCK: Section = Section {
         Key {
             name: "leap-seconds-list",
             kind: ValueKind::Path,
+            choices: &[],
             default: DefaultValue::Unset {
                 meaning: "no leap seconds are announced",
                 example: r#""/usr/share/zoneinfo/leap-seconds.list""#,
@@ -278,6 +298,7 @@ const CLOCK: Section = Section {
         Key {
             name: "unsynchronized",
             kind: ValueKind::String,
+            choices: &["answer", "drop"],
             default: DefaultValue::Value(r#""answer""#),
             text: "While the clock is unsynchronized: \"answer\" (with leap 3, as chrony, \
                    NTPsec and ntpd-rs do; clients then refuse the server) or \"drop\" the \
@@ -286,6 +307,7 @@ const CLOCK: Section = Section {
         Key {
             name: "max-unreadable",
             kind: ValueKind::Float,
+            choices: &[],
             default: DefaultValue::Value("30.0"),
             text: "Seconds the source may fail to answer before the clock is announced \
                    unsynchronized; until then the last reading is served, its dispersion \
@@ -294,6 +316,7 @@ const CLOCK: Section = Section {
         Key {
             name: "poll-interval",
             kind: ValueKind::Float,
+            choices: &[],
             default: DefaultValue::Value("1.0"),
             text: "Seconds between two readings of the source, 0.01 to 1.",
         },
@@ -310,30 +333,35 @@ const RATE_LIMIT: Section = Section {
         Key {
             name: "enabled",
             kind: ValueKind::Bool,
+            choices: &[],
             default: DefaultValue::Value("true"),
             text: "Whether clients are rate limited at all.",
         },
         Key {
             name: "rate",
             kind: ValueKind::Float,
+            choices: &[],
             default: DefaultValue::Value("0.5"),
             text: "Sustained requests per second per client, above 0.",
         },
         Key {
             name: "burst",
             kind: ValueKind::Float,
+            choices: &[],
             default: DefaultValue::Value("16.0"),
             text: "Requests a client may send at once after being idle, at least 1.",
         },
         Key {
             name: "kiss-interval",
             kind: ValueKind::Float,
+            choices: &[],
             default: DefaultValue::Value("4.0"),
             text: "Seconds between two RATE kisses to one client, 0 to 86400.",
         },
         Key {
             name: "table-size",
             kind: ValueKind::Integer,
+            choices: &[],
             default: DefaultValue::Value("65536"),
             text: "Buckets in the table, 1 to 16777216; memory is fixed, about 48 bytes a \
                    bucket.",
@@ -341,6 +369,7 @@ const RATE_LIMIT: Section = Section {
         Key {
             name: "ipv6-prefix",
             kind: ValueKind::Integer,
+            choices: &[],
             default: DefaultValue::Value("64"),
             text: "Leading bits of an IPv6 address that identify one client, at most 128.",
         },
@@ -355,6 +384,7 @@ const ACCESS: Section = Section {
         Key {
             name: "allow",
             kind: ValueKind::Strings,
+            choices: &[],
             default: DefaultValue::Value("[]"),
             text: "Networks answered, in CIDR notation or as single addresses; an empty list \
                    answers everyone.",
@@ -362,6 +392,7 @@ const ACCESS: Section = Section {
         Key {
             name: "deny",
             kind: ValueKind::Strings,
+            choices: &[],
             default: DefaultValue::Value("[]"),
             text: "Networks never answered, even inside an allowed one.",
         },
@@ -378,6 +409,7 @@ const METRICS: Section = Section {
     keys: &[Key {
         name: "listen",
         kind: ValueKind::String,
+        choices: &[],
         default: DefaultValue::Unset {
             meaning: "no endpoint",
             example: r#""127.0.0.1:9123""#,
@@ -395,6 +427,7 @@ const LOG: Section = Section {
         Key {
             name: "level",
             kind: ValueKind::String,
+            choices: &["error", "warn", "info", "debug", "trace"],
             default: DefaultValue::Value(r#""info""#),
             text: "The most verbose level shown: \"error\", \"warn\", \"info\", \"debug\" or \
                    \"trace\".",
@@ -402,6 +435,7 @@ const LOG: Section = Section {
         Key {
             name: "format",
             kind: ValueKind::String,
+            choices: &["auto", "text", "journald", "json"],
             default: DefaultValue::Value(r#""auto""#),
             text: "\"auto\" (journald's under systemd, when standard error is the journal's \
                    stream, else text), \"text\" (timestamp, level, message and fields), \
@@ -422,6 +456,7 @@ const DAEMON: Section = Section {
         Key {
             name: "user",
             kind: ValueKind::String,
+            choices: &[],
             default: DefaultValue::Unset {
                 meaning: "the user \"authtime\"",
                 example: r#""ntp""#,
@@ -431,6 +466,7 @@ const DAEMON: Section = Section {
         Key {
             name: "group",
             kind: ValueKind::String,
+            choices: &[],
             default: DefaultValue::Unset {
                 meaning: "the user's primary group",
                 example: r#""ntp""#,
@@ -440,6 +476,7 @@ const DAEMON: Section = Section {
         Key {
             name: "allow-root",
             kind: ValueKind::Bool,
+            choices: &[],
             default: DefaultValue::Value("false"),
             text: "Keep running as root (no switch) when started as root; not recommended. \
                    --allow-root sets it.",
@@ -459,12 +496,14 @@ const NTS_KE: Section = Section {
         Key {
             name: "listen",
             kind: ValueKind::Strings,
+            choices: &[],
             default: DefaultValue::Value(r#"["0.0.0.0:4460", "[::]:4460"]"#),
             text: "TCP addresses to accept NTS-KE on, \"IP:PORT\".",
         },
         Key {
             name: "certificate-chain",
             kind: ValueKind::Path,
+            choices: &[],
             default: DefaultValue::Unset {
                 meaning: "required",
                 example: r#""nts-chain.pem""#,
@@ -475,6 +514,7 @@ const NTS_KE: Section = Section {
         Key {
             name: "private-key",
             kind: ValueKind::Path,
+            choices: &[],
             default: DefaultValue::Unset {
                 meaning: "required",
                 example: r#""nts-key.pem""#,
@@ -484,6 +524,7 @@ const NTS_KE: Section = Section {
         Key {
             name: "ntp-server",
             kind: ValueKind::String,
+            choices: &[],
             default: DefaultValue::Unset {
                 meaning: "no server record: clients use the address they reached NTS-KE on",
                 example: r#""time.example.net""#,
@@ -494,6 +535,7 @@ const NTS_KE: Section = Section {
         Key {
             name: "ntp-port",
             kind: ValueKind::Integer,
+            choices: &[],
             default: DefaultValue::Unset {
                 meaning: "the port of the first [ntp] listen address when it is not 123; \
                           else no port record, and clients use 123",
@@ -504,6 +546,7 @@ const NTS_KE: Section = Section {
         Key {
             name: "aead",
             kind: ValueKind::Strings,
+            choices: &["aes-siv-cmac-256", "aes-siv-cmac-512", "aes-128-gcm-siv"],
             default: DefaultValue::Value(
                 r#"["aes-siv-cmac-256", "aes-siv-cmac-512", "aes-128-gcm-siv"]"#,
             ),
@@ -516,30 +559,35 @@ const NTS_KE: Section = Section {
         Key {
             name: "handshake-timeout",
             kind: ValueKind::Float,
+            choices: &[],
             default: DefaultValue::Value("1.0"),
             text: "Seconds a client has to complete the TLS handshake, 0.05 to 60.",
         },
         Key {
             name: "session-timeout",
             kind: ValueKind::Float,
+            choices: &[],
             default: DefaultValue::Value("2.0"),
             text: "Seconds a whole NTS-KE session may take, 0.05 to 120.",
         },
         Key {
             name: "max-connections",
             kind: ValueKind::Integer,
+            choices: &[],
             default: DefaultValue::Value("512"),
             text: "Connections served at once, 1 to 1000000; more are closed at once.",
         },
         Key {
             name: "workers",
             kind: ValueKind::Integer,
+            choices: &[],
             default: DefaultValue::Value("0"),
             text: "Threads doing TLS; 0 is one per CPU, at most 256.",
         },
         Key {
             name: "certificate-check-interval",
             kind: ValueKind::Float,
+            choices: &[],
             default: DefaultValue::Value("10.0"),
             text: "Seconds between checks of the certificate files for a change, 0.1 to \
                    86400; 0 checks only on SIGHUP.",
@@ -557,6 +605,7 @@ const KEYSTORE: Section = Section {
         Key {
             name: "kind",
             kind: ValueKind::String,
+            choices: &["embedded", "redis", "memcached"],
             default: DefaultValue::Value(r#""embedded""#),
             text: "\"embedded\" (a local file, written atomically, mode 0600), \"redis\" or \
                    \"memcached\" (shared by a fleet; they take url).",
@@ -564,6 +613,7 @@ const KEYSTORE: Section = Section {
         Key {
             name: "path",
             kind: ValueKind::Path,
+            choices: &[],
             default: DefaultValue::Value(r#""nts-master-keys""#),
             text: "The embedded store's file. Under systemd, /etc is read-only: use \
                    /var/lib/authtime/nts-master-keys (the unit's state directory).",
@@ -571,6 +621,7 @@ const KEYSTORE: Section = Section {
         Key {
             name: "url",
             kind: ValueKind::String,
+            choices: &[],
             default: DefaultValue::Unset {
                 meaning: "required with kind \"redis\" or \"memcached\"",
                 example: r#""redis://127.0.0.1:6379/0?key=authtime:nts""#,
@@ -581,12 +632,14 @@ const KEYSTORE: Section = Section {
         Key {
             name: "rotation-interval",
             kind: ValueKind::Integer,
+            choices: &[],
             default: DefaultValue::Value("86400"),
             text: "Seconds between master-key rotations, 2 to 31622400.",
         },
         Key {
             name: "old-keys",
             kind: ValueKind::Integer,
+            choices: &[],
             default: DefaultValue::Value("7"),
             text: "Keys kept after they stop being current, 1 to 64: cookies stay valid for \
                    that many rotation intervals.",
@@ -594,6 +647,7 @@ const KEYSTORE: Section = Section {
         Key {
             name: "poll-interval",
             kind: ValueKind::Float,
+            choices: &[],
             default: DefaultValue::Value("5.0"),
             text: "Seconds between two reads of the store, 0.1 to 3600: a rotation by another \
                    server is seen within this time.",

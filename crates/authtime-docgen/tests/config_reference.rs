@@ -1,8 +1,8 @@
 //! The configuration reference (`src/config_reference.rs`, the source of
 //! authtimed.toml(5)) against the real parser, `authtime_server::ConfigFile`,
 //! both ways: every section and key the parser reads is documented and every
-//! documented one is read, with the documented type and default; the values
-//! shown are accepted; the example files, the packaged configuration and
+//! documented one is read, with the documented type, default and set of
+//! values; the values shown are accepted; the example files, the packaged configuration and
 //! the TOML in docs/ use only documented keys.
 //!
 //! When one fails after a change to the configuration: update
@@ -11,6 +11,7 @@
 
 mod serde_shape;
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use authtime_docgen::config_reference::{DefaultValue, Key, SECTIONS, Section, ValueKind};
@@ -238,6 +239,71 @@ fn a_value_of_another_type_is_refused() {
             );
         }
     }
+}
+
+/// The problems validation finds at `section.key`, or at its elements for
+/// a key that takes strings (a rule about the whole list, such as the
+/// mandatory AEAD, is not about the value).
+fn problems_at(section: &Section, key: &Key, value: &str) -> Vec<String> {
+    let path = match key.kind {
+        ValueKind::Strings => format!("{}.{}[", section.name, key.name),
+        _ => format!("{}.{}", section.name, key.name),
+    };
+    let text = file_with(section, key, value);
+    let file = ConfigFile::parse(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+    match file.validate(None) {
+        Ok(_) => Vec::new(),
+        Err(problems) => problems
+            .into_iter()
+            .filter(|p| p.path == path || (path.ends_with('[') && p.path.starts_with(&path)))
+            .map(|p| p.message)
+            .collect(),
+    }
+}
+
+/// `value`, or `[value]` for a key that takes strings.
+fn toml_string(key: &Key, value: &str) -> String {
+    match key.kind {
+        ValueKind::Strings => format!("[\"{value}\"]"),
+        _ => format!("\"{value}\""),
+    }
+}
+
+/// A key with a fixed set of values: each documented value is valid and
+/// named in the text, and the values that validation lists when it refuses
+/// one are exactly the documented ones.
+#[test]
+fn every_documented_choice_is_the_validations() {
+    let mut problems = Vec::new();
+    for section in SECTIONS {
+        for key in section.keys.iter().filter(|k| !k.choices.is_empty()) {
+            let name = format!("[{}] {}", section.name, key.name);
+            for choice in key.choices {
+                let refused = problems_at(section, key, &toml_string(key, choice));
+                if !refused.is_empty() {
+                    problems.push(format!("{name} = {choice:?} is refused: {refused:?}"));
+                }
+                if !key.text.contains(&format!("\"{choice}\"")) {
+                    problems.push(format!("{name}: the text does not name \"{choice}\""));
+                }
+            }
+            let refused = problems_at(section, key, &toml_string(key, "no-such-value"));
+            let listed: BTreeSet<&str> = refused
+                .iter()
+                .filter_map(|m| m.rsplit_once('(')?.1.split_once(')'))
+                .flat_map(|(list, _)| list.split(", ").flat_map(|v| v.split(" or ")))
+                .map(str::trim)
+                .collect();
+            let documented: BTreeSet<&str> = key.choices.iter().copied().collect();
+            if listed != documented {
+                problems.push(format!(
+                    "{name}: validation lists {listed:?} when it refuses a value ({refused:?}), \
+                     the reference {documented:?}"
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}\n{UPDATE}", problems.join("\n"));
 }
 
 #[test]
