@@ -7,14 +7,15 @@
 //!   cookies, server and port records) and key export through a [`KeyExporter`];
 //! - [`server`] and [`client`]: thin tokio + rustls (TLS 1.3 only, ALPN `ntske/1`)
 //!   drivers with connection caps, timeouts, certificate reload and [`metrics`];
-//! - with the `session` feature, [`client_session`]: a blocking NTS client
+//! - with the `session` feature, `client_session`: a blocking NTS client
 //!   session (NTS-KE when the cookie jar is empty, NTS-protected NTP exchanges
-//!   over UDP, NAK recovery) and [`cookie_store`], the jar kept in a file
+//!   over UDP, NAK recovery) and `cookie_store`, the jar kept in a file
 //!   between runs. The server daemon builds without it.
 //!
 //! What it does not do: make or open cookies, or run AEADs (that is `authtime-nts`,
-//! reached through [`CookieIssuer`]), nor NTS-protected NTP packets. No pool records
-//! (draft-venhoek) and no chrony private records.
+//! reached through [`CookieIssuer`]), nor build or check NTS-protected NTP packets
+//! (the client session calls `authtime-nts` and `authtime-proto` for those). No
+//! pool records (draft-venhoek) and no chrony private records.
 
 pub mod aead;
 pub mod client;

@@ -12,6 +12,10 @@
 //! or as [`Outcome::Rejected`] (exit 1) or [`Outcome::NoAnswer`] (exit 3).
 //! This crate does no cryptography itself (that is `authtime-mac`) and no
 //! protocol logic (`authtime-proto`); `authtime serve` runs `authtime-server`.
+//! The drivers the commands run are library code too: the NTS client session
+//! (`authtime-ntske`), the TESLA stream sender and receiver (`authtime-tesla`),
+//! the DTLS flows (`authtime-tesla-dtls`) and the broadcast loops
+//! (`authtime-broadcast`); the commands check arguments and print.
 
 use std::io::{Read, Write};
 
