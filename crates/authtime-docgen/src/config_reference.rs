@@ -379,7 +379,8 @@ const RATE_LIMIT: Section = Section {
 const ACCESS: Section = Section {
     name: "access",
     presence_enables: false,
-    summary: "Who is answered. Requests from elsewhere are dropped.",
+    summary: "Which clients' NTP requests (plain, with a MAC, or NTS) are answered; the \
+              others are dropped and counted. NTS-KE connections are not filtered here.",
     keys: &[
         Key {
             name: "allow",
