@@ -130,3 +130,19 @@ pub fn run_server(
     }
     Ok(server.status())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_intervals_start_on_multiples_of_their_length() {
+        let interval_ns = 250_000_000;
+        let now = Time(1_700_000_000_123_456_789);
+        let params = server_params(now, interval_ns, 2, 1024).expect("params");
+        assert_eq!(params.t0.0 % interval_ns, 0);
+        assert!(params.t0 <= now && now.0 - params.t0.0 < interval_ns);
+        assert_eq!((params.tag_len, params.rollover_lead), (16, 16));
+        assert!(server_params(now, interval_ns, 0, 1024).is_err());
+    }
+}

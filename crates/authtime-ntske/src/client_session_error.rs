@@ -144,3 +144,36 @@ impl fmt::Display for SessionError {
 }
 
 impl std::error::Error for SessionError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_sort_into_the_verdicts_the_query_reports() {
+        let server = "ke.example:4460".to_owned();
+        let refused = SessionError::KeyExchange {
+            server: server.clone(),
+            error: KeClientError::NoAlpn,
+        };
+        let silent = SessionError::KeyExchange {
+            server,
+            error: KeClientError::Timeout,
+        };
+        assert_eq!(refused.class(), FailureClass::Authentication);
+        assert_eq!(silent.class(), FailureClass::NoAnswer);
+        assert_eq!(
+            SessionError::NakAfterFreshKe.class(),
+            FailureClass::Authentication
+        );
+        assert_eq!(SessionError::Nak.class(), FailureClass::NoAnswer);
+        assert_eq!(
+            SessionError::Timeout(Duration::from_millis(1500)).to_string(),
+            "no reply within 1.5 s"
+        );
+        assert_eq!(
+            silent.to_string(),
+            "NTS-KE with ke.example:4460: NTS-KE timed out"
+        );
+    }
+}

@@ -129,3 +129,33 @@ pub fn multicast_member(
         .map_err(at(SocketStep::Join(*group.ip(), iface)))?;
     Ok(socket.into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_steps_say_what_was_refused() {
+        let group = Ipv4Addr::new(239, 1, 2, 3);
+        let iface = Ipv4Addr::LOCALHOST;
+        assert_eq!(
+            SocketStep::Join(group, iface).to_string(),
+            "cannot join 239.1.2.3 on 127.0.0.1"
+        );
+        assert_eq!(
+            SocketStep::Bind(SocketAddr::from((group, 5000))).to_string(),
+            "cannot bind to 239.1.2.3:5000"
+        );
+        let e = MulticastSocketError {
+            step: SocketStep::Share,
+            error: std::io::Error::other("no"),
+        };
+        assert_eq!(e.to_string(), "cannot share the port: no");
+    }
+
+    #[test]
+    fn a_sender_socket_opens_on_loopback() {
+        let socket = multicast_sender(Ipv4Addr::LOCALHOST, 1).expect("socket");
+        assert!(socket.local_addr().expect("addr").port() != 0);
+    }
+}

@@ -213,3 +213,31 @@ impl StreamReceiver {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packets_unsafe_before_the_bootstrap_are_not_the_streams_fault() {
+        let report = RecvReport {
+            stats: Stats {
+                unsafe_dropped: 5,
+                bad_mac: 2,
+                malformed: 1,
+                ..Stats::default()
+            },
+            written_bytes: 0,
+            written_payloads: 0,
+            missing: 0,
+            late: 0,
+            unframed: 0,
+            ended: false,
+            clock_bound_violated: false,
+            early_overflow: 0,
+            early_unsafe: 3,
+        };
+        assert_eq!(report.unsafe_dropped(), 2);
+        assert_eq!(report.failed(), 3);
+    }
+}

@@ -525,3 +525,36 @@ impl StreamSender {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_params_name_what_is_wrong() {
+        let t0 = Time(1_000_000_000);
+        let params = stream_params("hmac-sha256", 16, 100, 2, 1024, t0).expect("params");
+        assert_eq!(params.interval_ns, 100_000_000);
+        assert_eq!(params.rollover_lead, 16);
+        assert!(matches!(
+            stream_params("no-such-mac", 16, 100, 2, 1024, t0),
+            Err(StreamParamsError::Mac(_))
+        ));
+        assert!(matches!(
+            stream_params("hmac-sha256", 16, u64::MAX, 2, 1024, t0),
+            Err(StreamParamsError::IntervalTooLong(_))
+        ));
+        assert!(matches!(
+            stream_params("hmac-sha256", 4, 100, 2, 1024, t0),
+            Err(StreamParamsError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn the_reader_hands_over_the_input_in_chunks_and_ends() {
+        let chunks = spawn_reader(Box::new(io::Cursor::new(vec![7u8; 10])), 4);
+        let got: Vec<usize> = chunks.iter().map(|c| c.expect("chunk").len()).collect();
+        assert_eq!(got.iter().sum::<usize>(), 10);
+        assert!(got.iter().all(|&n| (1..=4).contains(&n)));
+    }
+}
