@@ -11,4 +11,13 @@ set -euo pipefail
 cd "$(dirname "$0")"
 # The daemon links no OpenSSL: nothing to install but the Rust toolchain.
 cargo build --release --locked -p authtimed
-exec target/release/authtimed "$@"
+# Started as root, authtimed switches to the user `authtime` once its sockets
+# are bound (the Debian package creates it). Where there is no such user and
+# none is named, run as `nobody`, which every Debian system has.
+args=("$@")
+if [ "$(id -u)" = 0 ] && ! id authtime >/dev/null 2>&1 \
+    && [[ " $* " != *" --user "* && " $* " != *" --allow-root "* ]]; then
+    echo "run.sh: no user \`authtime\` here: authtimed will run as \`nobody\` after binding" >&2
+    args+=(--user nobody)
+fi
+exec target/release/authtimed "${args[@]}"

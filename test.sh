@@ -20,5 +20,7 @@ echo "test.sh: the systemd unit (systemd-analyze verify and security)"
 scripts/check-systemd-unit.sh
 echo "test.sh: cargo test"
 cargo test --workspace --locked
+echo "test.sh: the Debian package (build, lintian, dpkg -i, run, remove, purge)"
+scripts/check-deb.sh
 echo "test.sh: fuzz targets, a few seconds each (AUTHTIME_SKIP_FUZZ=1 skips)"
 scripts/fuzz-ci.sh

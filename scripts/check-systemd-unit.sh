@@ -11,7 +11,7 @@ scripts/ensure-packages.sh systemd
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 unit="$scratch/authtimed.service"
-sed "s|/usr/bin/authtimed|$PWD/target/release/authtimed|" dist/systemd/authtimed.service >"$unit"
+sed "s|/usr/sbin/authtimed|$PWD/target/release/authtimed|" dist/systemd/authtimed.service >"$unit"
 systemd-analyze verify "$unit"
 if ! systemd-analyze security --offline=true --threshold=30 "$unit" >"$scratch/security.txt" 2>&1; then
     cat "$scratch/security.txt" >&2

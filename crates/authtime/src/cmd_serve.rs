@@ -30,6 +30,6 @@ pub fn serve(args: &ServeArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outc
         authtime_server::foreground::Identity::Keep,
         streams.stdout,
     )
-        .map_err(|e| anyhow!(e))?;
+    .map_err(|e| anyhow!(e))?;
     Ok(Outcome::Success)
 }
