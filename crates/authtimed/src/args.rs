@@ -25,7 +25,7 @@ use clap::Parser;
                   announces about its clock with `authtime status`."
 )]
 pub struct Args {
-    /// TOML configuration file (see examples/authtime.toml in the sources).
+    /// TOML configuration file (authtimed.toml(5); the package installs /etc/authtime/authtimed.toml).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// UDP address to serve on, `IP:PORT` (repeat for several; replaces the file's list).
