@@ -7,8 +7,10 @@ cd "$(dirname "$0")"
 
 # Debian packages the tests start or call for real.
 # openssl: peer and cross-check; b3sum: BLAKE3 cross-check; libssl-dev and pkg-config:
-# the lab links libcrypto for its per-packet OpenSSL peer; fonts-dejavu-core: plot text.
-scripts/ensure-packages.sh openssl b3sum libssl-dev pkg-config fonts-dejavu-core chrony redis-server memcached
+# the lab links libcrypto for its per-packet OpenSSL peer; fonts-dejavu-core: plot text;
+# groff-base, mandoc, zsh, fish: the man pages render and the completions parse.
+scripts/ensure-packages.sh openssl b3sum libssl-dev pkg-config fonts-dejavu-core chrony redis-server memcached \
+    groff-base mandoc zsh fish
 
 echo "test.sh: cargo fmt --check"
 cargo fmt --all -- --check

@@ -68,7 +68,7 @@ pub struct NtsKeSection {
     /// NTP port announced to clients; none = the first `[ntp] listen` port
     /// when it is not 123, else nothing (clients use 123).
     pub ntp_port: Option<u16>,
-    /// AEADs offered for NTP, in the server's order of preference.
+    /// AEADs accepted for NTP; the client's order decides among them.
     pub aead: Vec<String>,
     /// Seconds a client has to complete the TLS handshake.
     pub handshake_timeout: f64,
