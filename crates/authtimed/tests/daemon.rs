@@ -6,43 +6,11 @@ use std::io::{BufRead as _, BufReader};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::net::UnixDatagram;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn authtimed() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_authtimed"))
-}
-
-/// Started as root (as CI runs), the daemon switches user: to `nobody`,
-/// which every Debian system has, rather than `authtime`, which the package
-/// creates.
-fn identity_args() -> &'static [&'static str] {
-    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-    });
-    if root { &["--user", "nobody"] } else { &[] }
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("authtimed-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
-    dir
-}
-
-/// Kills the daemon if a test fails before it stops.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if matches!(self.0.try_wait(), Ok(None)) {
-            let _ = self.0.kill();
-        }
-        let _ = self.0.wait();
-    }
-}
+mod support;
+use support::{Guard, authtimed, identity_args, temp_dir};
 
 #[test]
 fn help_names_the_exit_codes_and_bad_configuration_is_one_line() {

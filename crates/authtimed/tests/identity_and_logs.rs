@@ -12,38 +12,11 @@ use std::io::{BufRead as _, BufReader, Read as _};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::unix::fs::MetadataExt as _;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn authtimed() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_authtimed"))
-}
-
-fn running_as_root() -> bool {
-    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-    })
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("authtimed-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
-    dir
-}
-
-/// Kills the daemon if a test fails before it stops.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if matches!(self.0.try_wait(), Ok(None)) {
-            let _ = self.0.kill();
-        }
-        let _ = self.0.wait();
-    }
-}
+mod support;
+use support::{Guard, authtimed, identity_args, running_as_root, temp_dir};
 
 /// Starts the daemon on an ephemeral loopback port with a static clock,
 /// and returns it with its first stdout lines up to the listening line.
@@ -239,17 +212,9 @@ fn stop_and_read_stderr(mut guard: Guard) -> String {
     err
 }
 
-fn identity() -> Vec<&'static str> {
-    if running_as_root() {
-        vec!["--user", "nobody"]
-    } else {
-        Vec::new()
-    }
-}
-
 #[test]
 fn json_logs_are_one_object_a_line() {
-    let mut args = identity();
+    let mut args = identity_args().to_vec();
     args.extend(["--log-format", "json"]);
     let (guard, _, addr) = start("json", &args, Stdio::piped());
     assert_eq!(query(addr), 2);
@@ -278,7 +243,7 @@ fn json_logs_are_one_object_a_line() {
 
 #[test]
 fn journald_lines_carry_the_priority_and_no_timestamp() {
-    let mut args = identity();
+    let mut args = identity_args().to_vec();
     args.extend(["--log-format", "journald"]);
     let (guard, _, addr) = start("journald", &args, Stdio::piped());
     assert_eq!(query(addr), 2);
@@ -313,7 +278,7 @@ fn auto_picks_journald_only_when_stderr_is_the_journal_stream() {
         } else {
             format!("{}:{}", meta.dev(), meta.ino() + 1)
         };
-        let mut command_args = identity();
+        let mut command_args = identity_args().to_vec();
         command_args.extend(["--log-format", "auto"]);
         let mut child = authtimed()
             .args(["--listen", "127.0.0.1:0", "--config"])
