@@ -6,14 +6,14 @@
 
 use std::fmt;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rustls_pki_types::ServerName;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 use tokio_rustls::TlsConnector;
 
 use crate::ALPN_NTSKE;
@@ -174,6 +174,36 @@ impl KeClient {
             let tcp = TcpStream::connect(addr)
                 .await
                 .map_err(KeClientError::Connect)?;
+            self.exchange_on(started, server_name, tcp).await
+        };
+        match tokio::time::timeout(timeout, run).await {
+            Ok(result) => result,
+            Err(_) => Err(KeClientError::Timeout),
+        }
+    }
+
+    /// [`KeClient::fetch_at`] from the local address `source` (port chosen by the
+    /// system): several clients on one machine, each from an address of its own.
+    pub async fn fetch_from(
+        &self,
+        source: IpAddr,
+        addr: SocketAddr,
+        tls_name: &str,
+        timeout: Duration,
+    ) -> Result<KeOutcome, KeClientError> {
+        let run = async {
+            let started = Instant::now();
+            let server_name = server_name(tls_name)?;
+            let socket = if addr.is_ipv4() {
+                TcpSocket::new_v4()
+            } else {
+                TcpSocket::new_v6()
+            }
+            .map_err(KeClientError::Connect)?;
+            socket
+                .bind(SocketAddr::new(source, 0))
+                .map_err(KeClientError::Connect)?;
+            let tcp = socket.connect(addr).await.map_err(KeClientError::Connect)?;
             self.exchange_on(started, server_name, tcp).await
         };
         match tokio::time::timeout(timeout, run).await {

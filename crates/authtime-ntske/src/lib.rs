@@ -7,6 +7,8 @@
 //!   cookies, server and port records) and key export through a [`KeyExporter`];
 //! - [`server`] and [`client`]: thin tokio + rustls (TLS 1.3 only, ALPN `ntske/1`)
 //!   drivers with connection caps, timeouts, certificate reload and [`metrics`];
+//! - [`client_limit`]: sans-IO per-client limits (handshake token buckets and open
+//!   connections per source address or IPv6 prefix) that the server checks before TLS;
 //! - with the `session` feature, `client_session`: a blocking NTS client
 //!   session (NTS-KE when the cookie jar is empty, NTS-protected NTP exchanges
 //!   over UDP, NAK recovery) and `cookie_store`, the jar kept in a file
@@ -22,6 +24,7 @@ pub mod client;
 pub mod client_core;
 #[cfg(feature = "session")]
 mod client_exchange;
+pub mod client_limit;
 #[cfg(feature = "session")]
 pub mod client_session;
 #[cfg(feature = "session")]
@@ -41,6 +44,7 @@ pub mod tls_config;
 
 pub use client::{KeClient, KeClientError, KeOutcome, fetch};
 pub use client_core::{NegotiatedSession, ResponseError};
+pub use client_limit::{ClientLimitConfig, ClientLimiter};
 #[cfg(feature = "session")]
 pub use client_session::{FailureClass, KeStats, NtsSession, SessionError, SessionSetupError};
 #[cfg(feature = "session")]

@@ -23,6 +23,8 @@ pub struct KeMetrics {
     timeouts: AtomicU64,
     bad_requests: AtomicU64,
     refused_at_cap: AtomicU64,
+    rate_limited: AtomicU64,
+    too_many_from_source: AtomicU64,
     internal_errors: AtomicU64,
     no_common_algorithm: AtomicU64,
     cookies_issued: AtomicU64,
@@ -48,6 +50,10 @@ pub enum SessionOutcome {
     BadRequest,
     /// Refused because the connection cap was reached.
     RefusedAtCap,
+    /// Refused before TLS: the client's handshake bucket was empty.
+    RateLimited,
+    /// Refused before TLS: the client held its most connections open at once.
+    TooManyFromSource,
     /// The request got Error 2.
     InternalError,
 }
@@ -66,6 +72,10 @@ pub struct KeMetricsSnapshot {
     pub bad_requests: u64,
     /// Connections closed at once because the cap was reached.
     pub refused_at_cap: u64,
+    /// Connections closed at once: the client was over its handshake rate.
+    pub rate_limited: u64,
+    /// Connections closed at once: the client held too many connections.
+    pub too_many_from_source: u64,
     /// Requests answered with Error 2.
     pub internal_errors: u64,
     /// Valid requests with no common protocol or AEAD.
@@ -93,6 +103,8 @@ impl KeMetrics {
             SessionOutcome::Timeout => &self.timeouts,
             SessionOutcome::BadRequest => &self.bad_requests,
             SessionOutcome::RefusedAtCap => &self.refused_at_cap,
+            SessionOutcome::RateLimited => &self.rate_limited,
+            SessionOutcome::TooManyFromSource => &self.too_many_from_source,
             SessionOutcome::InternalError => &self.internal_errors,
         };
         counter.fetch_add(1, Ordering::Relaxed);
@@ -136,6 +148,8 @@ impl KeMetrics {
             timeouts: load(&self.timeouts),
             bad_requests: load(&self.bad_requests),
             refused_at_cap: load(&self.refused_at_cap),
+            rate_limited: load(&self.rate_limited),
+            too_many_from_source: load(&self.too_many_from_source),
             internal_errors: load(&self.internal_errors),
             no_common_algorithm: load(&self.no_common_algorithm),
             cookies_issued: load(&self.cookies_issued),
@@ -175,12 +189,14 @@ mod tests {
         let m = KeMetrics::default();
         m.record_outcome(SessionOutcome::Ok);
         m.record_outcome(SessionOutcome::RefusedAtCap);
-        m.record_outcome(SessionOutcome::RefusedAtCap);
+        m.record_outcome(SessionOutcome::RateLimited);
+        m.record_outcome(SessionOutcome::TooManyFromSource);
         m.add_cookies(8);
         let s = m.snapshot();
         assert_eq!(
             (s.handshakes_ok, s.refused_at_cap, s.cookies_issued),
-            (1, 2, 8)
+            (1, 1, 8)
         );
+        assert_eq!((s.rate_limited, s.too_many_from_source), (1, 1));
     }
 }

@@ -1,7 +1,9 @@
 //! The NTS-KE server driver: TCP + TLS 1.3 (tokio-rustls) around [`KeServerCore`].
 //!
 //! Per connection: a permit from a semaphore (none left: the connection is closed at
-//! once and counted, the fix for CVE-2024-38528), TCP_NODELAY, a handshake timeout and a
+//! once and counted, the fix for CVE-2024-38528), then, when configured, the client's
+//! own limits ([`ClientLimiter`]: a handshake bucket and a cap on its open connections;
+//! over either, closed at once and counted, before any TLS work), TCP_NODELAY, a handshake timeout and a
 //! whole-session timeout (a slow or idle client cannot hold a slot), ALPN `ntske/1`
 //! checked, the request read through a bounded [`MessageReader`], the response written
 //! in one buffer and flushed, then close_notify. Certificates are re-read on
@@ -24,6 +26,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
 use crate::ALPN_NTSKE;
+use crate::client_limit::{Admission, ClientLimitConfig, ClientLimiter, ClientTicket};
 use crate::message::{MessageError, MessageLimits, MessageReader, Progress};
 use crate::metrics::{KeMetrics, KeMetricsSnapshot, SessionOutcome};
 use crate::record::Record;
@@ -49,6 +52,9 @@ pub struct KeServerConfig {
     pub private_key_path: PathBuf,
     /// Connections served at once; more are closed at once (default 512).
     pub max_connections: usize,
+    /// Limits per client (source address or IPv6 prefix), checked before TLS;
+    /// `None` (the default) limits only the total.
+    pub client_limits: Option<ClientLimitConfig>,
     /// Limit on the TLS handshake (default 1 s).
     pub handshake_timeout: Duration,
     /// Limit on the whole session, handshake included (default 2 s).
@@ -72,6 +78,7 @@ impl KeServerConfig {
             certificate_chain_path,
             private_key_path,
             max_connections: 512,
+            client_limits: None,
             handshake_timeout: Duration::from_secs(1),
             session_timeout: Duration::from_secs(2),
             reload_poll_interval: Some(Duration::from_secs(5)),
@@ -124,6 +131,9 @@ struct Shared {
     metrics: Arc<KeMetrics>,
     permits: Arc<Semaphore>,
     max_connections: usize,
+    client_limiter: Option<Mutex<ClientLimiter>>,
+    /// Origin of the limiter's monotonic clock.
+    epoch: std::time::Instant,
     handshake_timeout: Duration,
     session_timeout: Duration,
     shutdown: watch::Sender<bool>,
@@ -249,6 +259,14 @@ impl KeServer {
         if config.max_connections == 0 {
             return Err(KeServerError::Limits("max-connections"));
         }
+        if let Some(limits) = &config.client_limits {
+            if limits.max_connections == 0 {
+                return Err(KeServerError::Limits("client max-connections"));
+            }
+            if !(limits.rate.is_finite() && limits.rate > 0.0) {
+                return Err(KeServerError::Limits("client rate"));
+            }
+        }
         if config.handshake_timeout.is_zero() || config.session_timeout.is_zero() {
             return Err(KeServerError::Limits("timeout"));
         }
@@ -278,6 +296,13 @@ impl KeServer {
             metrics: Arc::new(KeMetrics::default()),
             permits: Arc::new(Semaphore::new(config.max_connections)),
             max_connections: config.max_connections,
+            client_limiter: config.client_limits.map(|limits| {
+                Mutex::new(ClientLimiter::new(
+                    limits,
+                    std::collections::hash_map::RandomState::new(),
+                ))
+            }),
+            epoch: std::time::Instant::now(),
             handshake_timeout: config.handshake_timeout,
             session_timeout: config.session_timeout,
             shutdown,
@@ -347,19 +372,65 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
                 continue;
             }
         };
-        match shared.permits.clone().try_acquire_owned() {
-            Ok(permit) => {
-                let shared = shared.clone();
-                tokio::spawn(async move {
-                    let outcome = serve_connection(&shared, stream).await;
-                    shared.metrics.record_outcome(outcome);
-                    tracing::debug!(%peer, ?outcome, "NTS-KE session done");
-                    drop(permit);
-                });
-            }
-            Err(_) => {
-                shared.metrics.record_outcome(SessionOutcome::RefusedAtCap);
+        // The global cap first: a client refused there keeps its handshake token.
+        let Ok(permit) = shared.permits.clone().try_acquire_owned() else {
+            shared.metrics.record_outcome(SessionOutcome::RefusedAtCap);
+            drop(stream);
+            continue;
+        };
+        let ticket = match admit(&shared, peer) {
+            Ok(ticket) => ticket,
+            Err(refusal) => {
+                shared.metrics.record_outcome(refusal);
                 drop(stream);
+                drop(permit);
+                continue;
+            }
+        };
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let _released = ticket.map(|ticket| TicketGuard {
+                shared: shared.clone(),
+                ticket: Some(ticket),
+            });
+            let outcome = serve_connection(&shared, stream).await;
+            shared.metrics.record_outcome(outcome);
+            tracing::debug!(%peer, ?outcome, "NTS-KE session done");
+            drop(permit);
+        });
+    }
+}
+
+/// The client limiter's verdict on `peer`: a ticket to release (or none when
+/// there are no client limits), or the outcome to count for a refusal.
+fn admit(shared: &Shared, peer: SocketAddr) -> Result<Option<ClientTicket>, SessionOutcome> {
+    let Some(limiter) = &shared.client_limiter else {
+        return Ok(None);
+    };
+    let now_ns = u64::try_from(shared.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    let admission = match limiter.lock() {
+        Ok(mut limiter) => limiter.admit(peer.ip(), now_ns),
+        Err(poisoned) => poisoned.into_inner().admit(peer.ip(), now_ns),
+    };
+    match admission {
+        Admission::Accepted(ticket) => Ok(Some(ticket)),
+        Admission::RateLimited => Err(SessionOutcome::RateLimited),
+        Admission::TooManyFromSource => Err(SessionOutcome::TooManyFromSource),
+    }
+}
+
+/// Gives an accepted connection's ticket back when its task ends, however it ends.
+struct TicketGuard {
+    shared: Arc<Shared>,
+    ticket: Option<ClientTicket>,
+}
+
+impl Drop for TicketGuard {
+    fn drop(&mut self) {
+        if let (Some(limiter), Some(ticket)) = (&self.shared.client_limiter, self.ticket.take()) {
+            match limiter.lock() {
+                Ok(mut limiter) => limiter.release(ticket),
+                Err(poisoned) => poisoned.into_inner().release(ticket),
             }
         }
     }
