@@ -15,6 +15,10 @@ pub enum StoreError {
     /// The server answered with an error or something this client does not
     /// understand.
     Protocol(String),
+    /// The stored blob is sealed and cannot be opened (wrong or missing
+    /// key-encryption key, damaged, moved or rolled back), or is not sealed
+    /// while sealing is configured. Never overwritten.
+    Sealing(super::SealError),
 }
 
 impl fmt::Display for StoreError {
@@ -24,6 +28,7 @@ impl fmt::Display for StoreError {
             Self::Io(m) => write!(f, "key store file: {m}"),
             Self::Unreachable(m) => write!(f, "key store unreachable: {m}"),
             Self::Protocol(m) => write!(f, "key store protocol error: {m}"),
+            Self::Sealing(e) => write!(f, "sealed key store: {e}"),
         }
     }
 }

@@ -11,19 +11,32 @@
 //! - [`RedisStore`]: one key in a Redis server (RESP over TCP, compare-and-swap
 //!   as a Lua script, which Redis runs atomically);
 //! - [`MemcachedStore`]: one item in memcached (text protocol, `gets`/`cas`).
+//!
+//! [`SealedStore`] wraps any of them so that the blob is sealed under the
+//! fleet's key-encryption key ([`KeyEncryptionKey`], a local 0600 file)
+//! before it leaves the server.
 
 mod embedded;
 mod error;
+mod kek;
 mod memcached;
 mod redis;
+mod sealed;
 mod resp;
 mod tcp;
 mod url;
 
 pub use embedded::EmbeddedStore;
 pub use error::StoreError;
+pub use kek::{
+    KEK_FILE_HEADER, KEK_LEN, KekFileError, KekId, KeyEncryptionKey, create_kek_file, read_kek_file,
+};
 pub use memcached::MemcachedStore;
 pub use redis::RedisStore;
+pub use sealed::{
+    SealError, SealedHeader, SealedStore, is_sealed_blob, open_blob, seal_blob, sealed_header,
+    store_key_name,
+};
 pub use url::{DEFAULT_KEY_NAME, open_store};
 
 /// A shared blob with atomic replacement.
