@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use super::resp::MAX_BULK;
+use super::tcp::MAX_BULK;
 use super::{MasterKeyStore, StoreError};
 
 /// A blob kept as one memcached item.

@@ -8,8 +8,9 @@
 //! - [`EmbeddedStore`]: a file on local disk (the default), written through a
 //!   temporary file, fsync and rename, mode 0600, so a crash at any point
 //!   leaves the old or the new ring, never a torn one;
-//! - [`RedisStore`]: one key in a Redis server (RESP over TCP, compare-and-swap
-//!   as a Lua script, which Redis runs atomically);
+//! - [`RedisStore`]: one key in a Redis server (the `redis` crate's
+//!   synchronous client, TCP or TLS, ACL users, a master found through
+//!   Sentinel; compare-and-swap as a Lua script, which Redis runs atomically);
 //! - [`MemcachedStore`]: one item in memcached (text protocol, `gets`/`cas`).
 //!
 //! [`SealedStore`] wraps any of them so that the blob is sealed under the
@@ -21,8 +22,8 @@ mod error;
 mod kek;
 mod memcached;
 mod redis;
+mod redis_url;
 mod sealed;
-mod resp;
 mod tcp;
 mod url;
 

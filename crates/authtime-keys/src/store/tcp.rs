@@ -8,6 +8,10 @@ use std::time::Duration;
 
 use super::StoreError;
 
+/// Longest blob either network store writes or accepts (the key ring is a
+/// few kilobytes).
+pub(super) const MAX_BULK: usize = 1 << 20;
+
 /// Connects to `host:port`; errors name the store as `describe` says.
 pub(super) fn connect(
     host: &str,

@@ -1,10 +1,11 @@
-//! Opening a store from a URL: `redis://[:password@]host[:port][/db][?key=NAME]`,
-//! `memcached://host[:port][/NAME]`, or `file:PATH` / a plain path for the
-//! embedded store.
+//! Opening a store from a URL: `redis://[[user]:password@]host[:port][/db][?key=NAME]`
+//! and the TLS and Sentinel forms `rediss://`, `redis+sentinel://`,
+//! `rediss+sentinel://` (see `redis_url`), `memcached://host[:port][/NAME]`,
+//! or `file:PATH` / a plain path for the embedded store.
 
 use std::sync::Arc;
 
-use super::{EmbeddedStore, MasterKeyStore, MemcachedStore, RedisStore, StoreError};
+use super::{EmbeddedStore, MasterKeyStore, MemcachedStore, StoreError};
 
 /// The key (Redis) or item (memcached) name used when the URL gives none.
 pub const DEFAULT_KEY_NAME: &str = "authtime:nts:master-keys";
@@ -15,26 +16,9 @@ pub const DEFAULT_KEY_NAME: &str = "authtime:nts:master-keys";
 /// [`StoreError::BadLocation`] when the URL is malformed.
 pub fn open_store(location: &str) -> Result<Arc<dyn MasterKeyStore>, StoreError> {
     let bad = |why: &str| StoreError::BadLocation(format!("{why} in {}", redact(location)));
-    if let Some(rest) = location.strip_prefix("redis://") {
-        let (rest, key) = match rest.split_once("?key=") {
-            Some((r, k)) if !k.is_empty() => (r, k.to_owned()),
-            Some(_) => return Err(bad("empty key name")),
-            None => (rest, DEFAULT_KEY_NAME.to_owned()),
-        };
-        let (auth, rest) = match rest.rsplit_once('@') {
-            Some((a, r)) => (Some(a), r),
-            None => (None, rest),
-        };
-        let password = auth.map(|a| a.split_once(':').map_or(a, |(_, p)| p).to_owned());
-        let (hostport, db) = match rest.split_once('/') {
-            Some((h, "")) => (h, 0),
-            Some((h, d)) => (h, d.parse().map_err(|_| bad("bad database number"))?),
-            None => (rest, 0),
-        };
-        let (host, port) = host_port(hostport, 6379).ok_or_else(|| bad("bad host or port"))?;
-        return Ok(Arc::new(
-            RedisStore::new(&host, port, db, &key).with_password(password),
-        ));
+    if super::redis_url::is_redis_url(location) {
+        let url = super::redis_url::parse_redis_url(location, DEFAULT_KEY_NAME, bad)?;
+        return Ok(Arc::new(url.into_store()?));
     }
     if let Some(rest) = location.strip_prefix("memcached://") {
         let (hostport, key) = match rest.split_once('/') {
@@ -53,7 +37,7 @@ pub fn open_store(location: &str) -> Result<Arc<dyn MasterKeyStore>, StoreError>
 }
 
 /// Splits `host[:port]` or `[v6]:port`.
-fn host_port(s: &str, default_port: u16) -> Option<(String, u16)> {
+pub(super) fn host_port(s: &str, default_port: u16) -> Option<(String, u16)> {
     if let Some(rest) = s.strip_prefix('[') {
         let (host, after) = rest.split_once(']')?;
         let port = match after.strip_prefix(':') {
