@@ -133,6 +133,9 @@ _authtime() {
             authtime__subcmd__help__subcmd__nts,cert)
                 cmd="authtime__subcmd__help__subcmd__nts__subcmd__cert"
                 ;;
+            authtime__subcmd__help__subcmd__nts,kek)
+                cmd="authtime__subcmd__help__subcmd__nts__subcmd__kek"
+                ;;
             authtime__subcmd__help__subcmd__tesla,dtls-recv)
                 cmd="authtime__subcmd__help__subcmd__tesla__subcmd__dtls__subcmd__recv"
                 ;;
@@ -178,11 +181,17 @@ _authtime() {
             authtime__subcmd__nts,help)
                 cmd="authtime__subcmd__nts__subcmd__help"
                 ;;
+            authtime__subcmd__nts,kek)
+                cmd="authtime__subcmd__nts__subcmd__kek"
+                ;;
             authtime__subcmd__nts__subcmd__help,cert)
                 cmd="authtime__subcmd__nts__subcmd__help__subcmd__cert"
                 ;;
             authtime__subcmd__nts__subcmd__help,help)
                 cmd="authtime__subcmd__nts__subcmd__help__subcmd__help"
+                ;;
+            authtime__subcmd__nts__subcmd__help,kek)
+                cmd="authtime__subcmd__nts__subcmd__help__subcmd__kek"
                 ;;
             authtime__subcmd__tesla,dtls-recv)
                 cmd="authtime__subcmd__tesla__subcmd__dtls__subcmd__recv"
@@ -697,7 +706,7 @@ _authtime() {
             return 0
             ;;
         authtime__subcmd__help__subcmd__nts)
-            opts="cert"
+            opts="cert kek"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -711,6 +720,20 @@ _authtime() {
             return 0
             ;;
         authtime__subcmd__help__subcmd__nts__subcmd__cert)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__help__subcmd__nts__subcmd__kek)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1047,7 +1070,7 @@ _authtime() {
             return 0
             ;;
         authtime__subcmd__nts)
-            opts="-h -V --help --version cert help"
+            opts="-h -V --help --version cert kek help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1095,7 +1118,7 @@ _authtime() {
             return 0
             ;;
         authtime__subcmd__nts__subcmd__help)
-            opts="cert help"
+            opts="cert kek help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1129,6 +1152,38 @@ _authtime() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__nts__subcmd__help__subcmd__kek)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__nts__subcmd__kek)
+            opts="-h -V --out --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

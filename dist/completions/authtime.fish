@@ -103,10 +103,11 @@ complete -c authtime -n "__fish_authtime_using_subcommand keygen" -l first-id -d
 complete -c authtime -n "__fish_authtime_using_subcommand keygen" -l out -d 'Create this file (mode 0600; never overwritten) instead of printing' -r -F
 complete -c authtime -n "__fish_authtime_using_subcommand keygen" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c authtime -n "__fish_authtime_using_subcommand keygen" -s V -l version -d 'Print version'
-complete -c authtime -n "__fish_authtime_using_subcommand nts; and not __fish_seen_subcommand_from cert help" -s h -l help -d 'Print help'
-complete -c authtime -n "__fish_authtime_using_subcommand nts; and not __fish_seen_subcommand_from cert help" -s V -l version -d 'Print version'
-complete -c authtime -n "__fish_authtime_using_subcommand nts; and not __fish_seen_subcommand_from cert help" -f -a "cert" -d 'Make a certificate and key for an NTS-KE server (a new CA and a leaf, or self-signed)'
-complete -c authtime -n "__fish_authtime_using_subcommand nts; and not __fish_seen_subcommand_from cert help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c authtime -n "__fish_authtime_using_subcommand nts; and not __fish_seen_subcommand_from cert kek help" -s h -l help -d 'Print help'
+complete -c authtime -n "__fish_authtime_using_subcommand nts; and not __fish_seen_subcommand_from cert kek help" -s V -l version -d 'Print version'
+complete -c authtime -n "__fish_authtime_using_subcommand nts; and not __fish_seen_subcommand_from cert kek help" -f -a "cert" -d 'Make a certificate and key for an NTS-KE server (a new CA and a leaf, or self-signed)'
+complete -c authtime -n "__fish_authtime_using_subcommand nts; and not __fish_seen_subcommand_from cert kek help" -f -a "kek" -d 'Make a key-encryption key file for sealing the NTS master keys in a shared store'
+complete -c authtime -n "__fish_authtime_using_subcommand nts; and not __fish_seen_subcommand_from cert kek help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c authtime -n "__fish_authtime_using_subcommand nts; and __fish_seen_subcommand_from cert" -l out-dir -d 'Directory to write the files into' -r -F
 complete -c authtime -n "__fish_authtime_using_subcommand nts; and __fish_seen_subcommand_from cert" -l prefix -d 'File name prefix' -r
 complete -c authtime -n "__fish_authtime_using_subcommand nts; and __fish_seen_subcommand_from cert" -l name -d 'DNS name of the server (repeat for several; default localhost when no --ip either)' -r
@@ -115,7 +116,11 @@ complete -c authtime -n "__fish_authtime_using_subcommand nts; and __fish_seen_s
 complete -c authtime -n "__fish_authtime_using_subcommand nts; and __fish_seen_subcommand_from cert" -l self-signed -d 'One self-signed certificate instead of a CA and a leaf'
 complete -c authtime -n "__fish_authtime_using_subcommand nts; and __fish_seen_subcommand_from cert" -s h -l help -d 'Print help'
 complete -c authtime -n "__fish_authtime_using_subcommand nts; and __fish_seen_subcommand_from cert" -s V -l version -d 'Print version'
+complete -c authtime -n "__fish_authtime_using_subcommand nts; and __fish_seen_subcommand_from kek" -l out -d 'The file to create' -r -F
+complete -c authtime -n "__fish_authtime_using_subcommand nts; and __fish_seen_subcommand_from kek" -s h -l help -d 'Print help'
+complete -c authtime -n "__fish_authtime_using_subcommand nts; and __fish_seen_subcommand_from kek" -s V -l version -d 'Print version'
 complete -c authtime -n "__fish_authtime_using_subcommand nts; and __fish_seen_subcommand_from help" -f -a "cert" -d 'Make a certificate and key for an NTS-KE server (a new CA and a leaf, or self-signed)'
+complete -c authtime -n "__fish_authtime_using_subcommand nts; and __fish_seen_subcommand_from help" -f -a "kek" -d 'Make a key-encryption key file for sealing the NTS master keys in a shared store'
 complete -c authtime -n "__fish_authtime_using_subcommand nts; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c authtime -n "__fish_authtime_using_subcommand tesla; and not __fish_seen_subcommand_from keygen send recv dtls-send dtls-recv help" -s h -l help -d 'Print help'
 complete -c authtime -n "__fish_authtime_using_subcommand tesla; and not __fish_seen_subcommand_from keygen send recv dtls-send dtls-recv help" -s V -l version -d 'Print version'
@@ -255,6 +260,7 @@ complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from mac" -f -a "verify" -d 'Check a tag over a message: exit 0 when it matches, 1 when it does not'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "check" -d 'Check a configuration file (and the key file it names): prints "ok", or each problem as FILE:LINE:COLUMN: message'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from nts" -f -a "cert" -d 'Make a certificate and key for an NTS-KE server (a new CA and a leaf, or self-signed)'
+complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from nts" -f -a "kek" -d 'Make a key-encryption key file for sealing the NTS master keys in a shared store'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from tesla" -f -a "keygen" -d 'Make a signature key pair for signing TESLA bootstraps'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from tesla" -f -a "send" -d 'Multicast a stream (standard input or a file) in TESLA-authenticated packets'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from tesla" -f -a "recv" -d 'Join a TESLA multicast group and write only the authenticated stream'

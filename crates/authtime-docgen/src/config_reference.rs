@@ -653,6 +653,39 @@ const KEYSTORE: Section = Section {
             text: "Seconds between two reads of the store, 0.1 to 3600: a rotation by another \
                    server is seen within this time.",
         },
+        Key {
+            name: "key-encryption-key",
+            kind: ValueKind::Path,
+            choices: &[],
+            default: DefaultValue::Unset {
+                meaning: "the master keys are stored unsealed",
+                example: r#""/etc/authtime/nts-kek""#,
+            },
+            text: "A key-encryption key file made by `authtime nts kek` (mode 0600; \
+                   a file its group or others can read is refused). The master keys are sealed \
+                   under it (AES-256-GCM-SIV, bound to the store's key name and a version) before \
+                   they reach the store, for every kind, embedded too. A server whose keys do \
+                   not open what the store holds refuses to start and never overwrites it. \
+                   Give every server of a fleet the same file.",
+        },
+        Key {
+            name: "accepted-key-encryption-keys",
+            kind: ValueKind::Strings,
+            choices: &[],
+            default: DefaultValue::Value("[]"),
+            text: "Further key-encryption key files whose sealed keys are opened (never \
+                   written with): for changing the key-encryption key across a running fleet \
+                   (docs/security.md). Needs key-encryption-key.",
+        },
+        Key {
+            name: "seal-plaintext-keys",
+            kind: ValueKind::Bool,
+            choices: &[],
+            default: DefaultValue::Value("false"),
+            text: "With key-encryption-key: master keys found unsealed in the store are sealed \
+                   in place (migration of a fleet to sealing) instead of refused. Turn it off \
+                   once the store holds sealed keys.",
+        },
     ],
 };
 

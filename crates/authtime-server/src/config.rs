@@ -126,6 +126,15 @@ pub struct KeystoreSection {
     /// Seconds between two reads of the store (a rotation by another
     /// server is seen within this time).
     pub poll_interval: f64,
+    /// Key-encryption key file (made by `authtime nts kek`): the master
+    /// keys are sealed under it before they reach the store.
+    pub key_encryption_key: Option<PathBuf>,
+    /// Other key-encryption key files whose sealed blobs are opened too
+    /// (never written with): for changing the key across a fleet.
+    pub accepted_key_encryption_keys: Vec<PathBuf>,
+    /// Seal unsealed master keys found in the store (migration), instead of
+    /// refusing them.
+    pub seal_plaintext_keys: bool,
 }
 
 impl Default for KeystoreSection {
@@ -137,6 +146,9 @@ impl Default for KeystoreSection {
             rotation_interval: 86_400,
             old_keys: 7,
             poll_interval: 5.0,
+            key_encryption_key: None,
+            accepted_key_encryption_keys: Vec::new(),
+            seal_plaintext_keys: false,
         }
     }
 }
@@ -182,6 +194,19 @@ pub struct NtsSettings {
     pub poll_interval: std::time::Duration,
     /// NTS-KE, when an `[nts-ke]` section is present.
     pub ke: Option<NtsKeSettings>,
+    /// Sealing of the stored master keys, when a key-encryption key is set.
+    pub sealing: Option<SealingSettings>,
+}
+
+/// Validated `[keystore]` sealing settings (the files are read at start).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SealingSettings {
+    /// The key-encryption key written with.
+    pub current: PathBuf,
+    /// Others accepted for reading.
+    pub accepted: Vec<PathBuf>,
+    /// Seal plaintext found in the store instead of refusing it.
+    pub seal_plaintext: bool,
 }
 
 /// AEAD names accepted in `[nts-ke] aead`, with their IANA ids (RFC 8915 section 5.1).
@@ -628,6 +653,7 @@ impl ConfigFile {
         let poll_interval = seconds(store.poll_interval, 0.1, 3600.0)
             .map_err(|m| problems.push(Problem::new("keystore.poll-interval", m)))
             .unwrap_or_default();
+        let sealing = store.validate_sealing(&relative, problems);
         let ke = self
             .nts_ke
             .as_ref()
@@ -638,6 +664,52 @@ impl ConfigFile {
             old_keys: store.old_keys,
             poll_interval,
             ke,
+            sealing,
+        })
+    }
+}
+
+impl KeystoreSection {
+    fn validate_sealing(
+        &self,
+        relative: &dyn Fn(&Path) -> PathBuf,
+        problems: &mut Vec<Problem>,
+    ) -> Option<SealingSettings> {
+        let Some(current) = &self.key_encryption_key else {
+            if !self.accepted_key_encryption_keys.is_empty() {
+                problems.push(Problem::new(
+                    "keystore.accepted-key-encryption-keys",
+                    "needs `key-encryption-key` (the key written with)",
+                ));
+            }
+            if self.seal_plaintext_keys {
+                problems.push(Problem::new(
+                    "keystore.seal-plaintext-keys",
+                    "needs `key-encryption-key` (the key to seal with)",
+                ));
+            }
+            return None;
+        };
+        for (i, path) in std::iter::once(current)
+            .chain(&self.accepted_key_encryption_keys)
+            .enumerate()
+        {
+            if path.as_os_str().is_empty() {
+                let at = match i {
+                    0 => "keystore.key-encryption-key".to_owned(),
+                    i => format!("keystore.accepted-key-encryption-keys[{}]", i - 1),
+                };
+                problems.push(Problem::new(&at, "the file name is empty"));
+            }
+        }
+        Some(SealingSettings {
+            current: relative(current),
+            accepted: self
+                .accepted_key_encryption_keys
+                .iter()
+                .map(|p| relative(p))
+                .collect(),
+            seal_plaintext: self.seal_plaintext_keys,
         })
     }
 }
@@ -985,6 +1057,40 @@ mod tests {
             ke.ntp_port, None,
             "resolved from the bound NTP port at start"
         );
+    }
+
+    #[test]
+    fn sealing_keys_are_paths_relative_to_the_config_and_need_a_current_key() {
+        let sealed = ConfigFile::parse(
+            "[keystore]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:7000\"\n\
+             key-encryption-key = \"kek\"\naccepted-key-encryption-keys = [\"/etc/old-kek\"]\n\
+             seal-plaintext-keys = true\n",
+        )
+        .expect("parses")
+        .validate(Some(Path::new("/etc/authtime")))
+        .expect("valid");
+        let sealing = sealed.nts.expect("nts").sealing.expect("sealing");
+        assert_eq!(sealing.current, Path::new("/etc/authtime/kek"));
+        assert_eq!(sealing.accepted, vec![PathBuf::from("/etc/old-kek")]);
+        assert!(sealing.seal_plaintext);
+        let problems = ConfigFile::parse(
+            "[keystore]\naccepted-key-encryption-keys = [\"a\"]\nseal-plaintext-keys = true\n",
+        )
+        .expect("parses")
+        .validate(None)
+        .expect_err("no current key");
+        let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "keystore.accepted-key-encryption-keys",
+                "keystore.seal-plaintext-keys"
+            ]
+        );
+        let plain = ConfigFile::parse("[keystore]\n")
+            .expect("parses")
+            .validate(None);
+        assert_eq!(plain.expect("valid").nts.expect("nts").sealing, None);
     }
 
     #[test]

@@ -251,13 +251,12 @@ fn start_ring_keeper(
     nts: &NtsSettings,
     metrics: &Arc<Metrics>,
 ) -> Result<Arc<RingKeeper>, StartError> {
-    let store = authtime_keys::store::open_store(&nts.store_location)
-        .map_err(|e| StartError::Nts(e.to_string()))?;
+    let store = crate::nts_keys::open_key_store(nts).map_err(StartError::Nts)?;
     let policy = RotationPolicy {
         interval_secs: nts.rotation_interval,
         old_keys: nts.old_keys,
     };
-    let keeper = RingKeeper::start(store, policy);
+    let keeper = RingKeeper::start(store, policy).map_err(|e| StartError::Nts(e.to_string()))?;
     if keeper.current().keys().is_empty() {
         return Err(StartError::Nts("no NTS master key could be made".into()));
     }

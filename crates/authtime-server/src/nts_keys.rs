@@ -17,8 +17,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use authtime_keys::store::{MasterKeyStore, StoreError};
+use authtime_keys::store::{
+    MasterKeyStore, SealError, SealedStore, StoreError, open_store, read_kek_file, store_key_name,
+};
 use authtime_nts::{KeyRing, RotationPolicy};
+
+use crate::config::NtsSettings;
 
 /// Counters of the keeper, read by the metrics endpoint.
 #[derive(Debug, Default)]
@@ -48,11 +52,52 @@ pub struct RingKeeper {
     pub metrics: RingMetrics,
 }
 
+/// Opens the store `nts` names, sealed under its key-encryption keys when
+/// it has any (the KEK files are read here, refusing loosely protected ones).
+///
+/// # Errors
+/// A bad location, or a KEK file that is missing, too open or malformed.
+pub fn open_key_store(nts: &NtsSettings) -> Result<Arc<dyn MasterKeyStore>, String> {
+    let store = open_store(&nts.store_location).map_err(|e| e.to_string())?;
+    let Some(sealing) = &nts.sealing else {
+        return Ok(store);
+    };
+    let current = read_kek_file(&sealing.current).map_err(|e| e.to_string())?;
+    let accepted = sealing
+        .accepted
+        .iter()
+        .map(|p| read_kek_file(p).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    tracing::info!(
+        current = %current.id(),
+        accepted = ?accepted.iter().map(|k| k.id().to_string()).collect::<Vec<_>>(),
+        "NTS master keys sealed in the store under a key-encryption key"
+    );
+    let key_name = store_key_name(&nts.store_location);
+    Ok(Arc::new(
+        SealedStore::new(store, &key_name, current, accepted)
+            .seal_plaintext(sealing.seal_plaintext),
+    ))
+}
+
 /// Seconds since the Unix epoch from the system clock.
 pub(crate) fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+/// A sealed blob returned by a store that does not open seals (no
+/// key-encryption key configured) is refused, never taken for a damaged ring
+/// and overwritten.
+fn refuse_sealed_without_kek(blob: &[u8]) -> Result<(), StoreError> {
+    match authtime_keys::store::sealed_header(blob) {
+        Ok(header) => Err(StoreError::Sealing(SealError::KekMissing {
+            blob: header.kek,
+        })),
+        Err(SealError::Malformed(why)) => Err(StoreError::Sealing(SealError::Malformed(why))),
+        Err(_) => Ok(()),
+    }
 }
 
 fn random(buf: &mut [u8]) {
@@ -67,8 +112,21 @@ impl RingKeeper {
     /// A keeper for `store`: loads (or creates and publishes) the ring once.
     /// When the store cannot be reached it starts from a fresh local ring and
     /// says so; it publishes it or adopts the store's when the store returns.
-    #[must_use]
-    pub fn start(store: Arc<dyn MasterKeyStore>, policy: RotationPolicy) -> Arc<Self> {
+    ///
+    /// # Errors
+    /// The store holds a blob this server must not read or replace: sealed
+    /// under a key-encryption key it does not have (or sealed while it has
+    /// none), damaged, or unsealed while sealing is configured. Nothing is
+    /// written then.
+    pub fn start(
+        store: Arc<dyn MasterKeyStore>,
+        policy: RotationPolicy,
+    ) -> Result<Arc<Self>, StoreError> {
+        match store.load() {
+            Err(e @ StoreError::Sealing(_)) => return Err(e),
+            Ok(Some(blob)) => refuse_sealed_without_kek(&blob)?,
+            Ok(None) | Err(_) => {}
+        }
         let keeper = Arc::new(Self {
             store,
             policy,
@@ -78,7 +136,7 @@ impl RingKeeper {
             metrics: RingMetrics::default(),
         });
         keeper.tick(unix_now());
-        keeper
+        Ok(keeper)
     }
 
     /// The ring in force.
@@ -117,7 +175,17 @@ impl RingKeeper {
     fn store_failed(&self, e: &StoreError) {
         self.metrics.store_errors.fetch_add(1, Ordering::Relaxed);
         self.metrics.store_down.store(1, Ordering::Relaxed);
-        if !self.down_logged.swap(true, Ordering::Relaxed) {
+        if self.down_logged.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        if let StoreError::Sealing(_) = e {
+            tracing::error!(
+                store = %self.store.describe(),
+                keys = self.current().keys().len(),
+                "refusing the stored NTS master keys and leaving them untouched, \
+                 serving with the keys held: {e}"
+            );
+        } else {
             tracing::warn!(
                 store = %self.store.describe(),
                 keys = self.current().keys().len(),
@@ -136,7 +204,12 @@ impl RingKeeper {
     /// One round: adopt the store's ring, rotate if due, publish. Never
     /// blocks longer than the store's timeouts.
     pub fn tick(&self, now_unix_secs: u64) {
-        let loaded = match self.store.load() {
+        let loaded = match self.store.load().and_then(|blob| {
+            match blob.as_deref().map(refuse_sealed_without_kek) {
+                Some(Err(e)) => Err(e),
+                _ => Ok(blob),
+            }
+        }) {
             Ok(blob) => {
                 self.store_ok();
                 Some(blob)
@@ -193,7 +266,8 @@ impl RingKeeper {
                 self.set(ring);
             }
             Ok(false) => {
-                // Another server rotated first: take its ring.
+                // Another server rotated first: take its ring (a blob this
+                // server may not read is left alone, as at the top).
                 match self.store.load() {
                     Ok(blob) => {
                         self.adopt(blob.as_deref());
@@ -274,11 +348,133 @@ mod tests {
         dir.join("ring")
     }
 
+    use authtime_keys::store::{KeyEncryptionKey, SealedStore, sealed_header};
+
+    fn kek(byte: u8) -> KeyEncryptionKey {
+        KeyEncryptionKey::from_bytes([byte; 32])
+    }
+
+    /// `inner` sealed under `current`, also opening blobs of `accepted`.
+    fn sealed(
+        inner: &Arc<dyn MasterKeyStore>,
+        current: u8,
+        accepted: &[u8],
+    ) -> Arc<dyn MasterKeyStore> {
+        Arc::new(SealedStore::new(
+            Arc::clone(inner),
+            "ring",
+            kek(current),
+            accepted.iter().map(|b| kek(*b)).collect(),
+        ))
+    }
+
+    fn ids(k: &RingKeeper) -> Vec<u32> {
+        k.current().keys().iter().map(|m| m.id()).collect()
+    }
+
+    #[test]
+    fn a_wrong_or_missing_kek_refuses_to_start_and_writes_nothing() {
+        let inner: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("wrongkek")));
+        let first = RingKeeper::start(sealed(&inner, 1, &[]), policy()).expect("start");
+        assert!(!ids(&first).is_empty());
+        let stored = inner.load().expect("load").expect("sealed ring");
+        let e = RingKeeper::start(sealed(&inner, 2, &[3]), policy()).expect_err("wrong kek");
+        let shown = e.to_string();
+        for id in [kek(1).id(), kek(2).id(), kek(3).id()] {
+            assert!(shown.contains(&id.to_string()), "{shown}");
+        }
+        let e = RingKeeper::start(Arc::clone(&inner), policy()).expect_err("no kek");
+        assert!(e.to_string().contains("none is configured"), "{e}");
+        assert_eq!(inner.load().expect("load"), Some(stored), "unchanged");
+    }
+
+    #[test]
+    fn a_running_keeper_never_overwrites_a_blob_it_cannot_open() {
+        let inner: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("foreign")));
+        let keeper = RingKeeper::start(sealed(&inner, 1, &[]), policy()).expect("start");
+        let held = ids(&keeper);
+        // Someone writes a ring sealed under a KEK this server does not have.
+        let foreign = sealed(&inner, 9, &[1]);
+        let plain = foreign.load().expect("load").expect("ring");
+        assert!(foreign.compare_and_swap(Some(&plain), &plain).expect("cas"));
+        let theirs = inner.load().expect("load");
+        keeper.tick(unix_now());
+        keeper.tick(unix_now() + 1000);
+        assert_eq!(inner.load().expect("load"), theirs, "left alone");
+        assert_eq!(keeper.metrics.store_down.load(Ordering::Relaxed), 1);
+        assert!(!keeper.current().keys().is_empty());
+        assert_ne!(
+            ids(&keeper),
+            held,
+            "rotated locally, as when the store is down"
+        );
+    }
+
+    /// Both keepers look at the store at `now` (a keeper started afresh
+    /// ticked at the real time, behind the test's), then hold the same ring.
+    fn settle(a: &RingKeeper, b: &RingKeeper, now: u64) {
+        for keeper in [a, b, a] {
+            keeper.tick(now);
+        }
+        assert_eq!(ids(a), ids(b));
+    }
+
+    /// The KEK rotation of docs/security.md with two servers.
+    #[test]
+    fn the_kek_rotation_procedure_keeps_two_servers_in_step() {
+        let inner: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("kekroll")));
+        let kek_of = || {
+            sealed_header(&inner.load().expect("load").expect("blob"))
+                .expect("sealed")
+                .kek
+        };
+        let mut now = unix_now();
+        let a = RingKeeper::start(sealed(&inner, 1, &[]), policy()).expect("a");
+        let b = RingKeeper::start(sealed(&inner, 1, &[]), policy()).expect("b");
+        assert_eq!(ids(&a), ids(&b));
+        // 1. The new KEK (2) is accepted everywhere; writes still use 1.
+        let a = RingKeeper::start(sealed(&inner, 1, &[2]), policy()).expect("a, step 1");
+        let b_step1 = RingKeeper::start(sealed(&inner, 1, &[2]), policy()).expect("b, step 1");
+        drop(b);
+        // 2. Servers switch to current = 2 one at a time, keeping 1 accepted.
+        let a = {
+            drop(a);
+            RingKeeper::start(sealed(&inner, 2, &[1]), policy()).expect("a, step 2")
+        };
+        now += 300;
+        a.tick(now);
+        assert_eq!(
+            kek_of(),
+            kek(2).id(),
+            "a's rotation sealed under the new KEK"
+        );
+        b_step1.tick(now);
+        assert_eq!(ids(&a), ids(&b_step1), "b, not yet switched, opens it");
+        let b = RingKeeper::start(sealed(&inner, 2, &[1]), policy()).expect("b, step 2");
+        drop(b_step1);
+        settle(&a, &b, now);
+        // Once every server writes with 2 and one rotation has passed, the
+        // blob is sealed under 2 only.
+        now += 300;
+        b.tick(now);
+        a.tick(now);
+        assert_eq!(ids(&a), ids(&b));
+        assert_eq!(kek_of(), kek(2).id());
+        // 3. The old KEK is removed; both restart on the new one alone.
+        let a = RingKeeper::start(sealed(&inner, 2, &[]), policy()).expect("a, step 3");
+        let b = RingKeeper::start(sealed(&inner, 2, &[]), policy()).expect("b, step 3");
+        now += 300;
+        settle(&a, &b, now);
+        assert_eq!(b.metrics.store_down.load(Ordering::Relaxed), 0);
+        // A server still on the old KEK alone is refused.
+        assert!(RingKeeper::start(sealed(&inner, 1, &[]), policy()).is_err());
+    }
+
     #[test]
     fn two_keepers_on_one_store_share_every_rotation() {
         let store: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("share")));
-        let a = RingKeeper::start(Arc::clone(&store), policy());
-        let b = RingKeeper::start(Arc::clone(&store), policy());
+        let a = RingKeeper::start(Arc::clone(&store), policy()).expect("start");
+        let b = RingKeeper::start(Arc::clone(&store), policy()).expect("start");
         let ids = |k: &RingKeeper| {
             k.current()
                 .keys()
@@ -302,7 +498,7 @@ mod tests {
         let path = scratch("down");
         let dir = path.parent().expect("dir").to_path_buf();
         let store: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(&path));
-        let keeper = RingKeeper::start(Arc::clone(&store), policy());
+        let keeper = RingKeeper::start(Arc::clone(&store), policy()).expect("start");
         let before = keeper.current().keys().len();
         std::fs::remove_dir_all(&dir).expect("remove");
         // The directory is gone: the keys cannot be written back.
@@ -327,7 +523,7 @@ mod tests {
     fn a_corrupt_store_is_ignored_and_repaired() {
         let path = scratch("corrupt");
         let store: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(&path));
-        let keeper = RingKeeper::start(Arc::clone(&store), policy());
+        let keeper = RingKeeper::start(Arc::clone(&store), policy()).expect("start");
         let held = keeper.current().generation();
         std::fs::write(&path, b"torn").expect("write");
         keeper.tick(unix_now());

@@ -77,6 +77,25 @@ pub enum NtsCommand {
     /// Make a certificate and key for an NTS-KE server (a new CA and a leaf, or self-signed).
     #[command(after_help = NTS_CERT_HELP)]
     Cert(NtsCertArgs),
+    /// Make a key-encryption key file for sealing the NTS master keys in a shared store.
+    #[command(after_help = NTS_KEK_HELP)]
+    Kek(NtsKekArgs),
+}
+
+const NTS_KEK_HELP: &str = "Writes 32 random bytes as a key-encryption key file (a header \
+     line, then 64 hex digits) with mode 0600, never overwriting, and prints the key's id. Name \
+     the file in [keystore] key-encryption-key and copy it to every server of the fleet like a \
+     TLS private key: the NTS master keys are then sealed under it before they reach Redis, \
+     memcached or the embedded file. Changing it across a running fleet: see \
+     accepted-key-encryption-keys in authtimed.toml(5) and docs/security.md.\n\n\
+     Example:\n  authtime nts kek --out /etc/authtime/nts-kek";
+
+/// Arguments of `authtime nts kek`.
+#[derive(Debug, Args)]
+pub struct NtsKekArgs {
+    /// The file to create.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
 }
 
 const NTS_CERT_HELP: &str = "Writes PREFIX-chain.pem (the leaf, then the CA), PREFIX-key.pem \

@@ -30,6 +30,7 @@ pub mod cmd_keygen;
 pub mod cmd_mac;
 pub mod cmd_mac_list;
 pub mod cmd_nts_cert;
+pub mod cmd_nts_kek;
 pub mod cmd_query;
 pub mod cmd_query_nts;
 pub mod cmd_serve;
@@ -112,6 +113,7 @@ pub fn run(cli: &cli::Cli, streams: &mut Streams<'_>) -> anyhow::Result<Outcome>
         cli::Command::Query(args) => cmd_query::query(args, streams),
         cli::Command::Keygen(args) => cmd_keygen::keygen(args, streams),
         cli::Command::Nts(cli::NtsCommand::Cert(args)) => cmd_nts_cert::cert(args, streams),
+        cli::Command::Nts(cli::NtsCommand::Kek(args)) => cmd_nts_kek::kek(args, streams),
         cli::Command::Tesla(cli_tesla::TeslaCommand::Keygen(args)) => {
             cmd_tesla_keygen::keygen(args, streams)
         }
