@@ -593,6 +593,52 @@ const NTS_KE: Section = Section {
             text: "Seconds between checks of the certificate files for a change, 0.1 to \
                    86400; 0 checks only on SIGHUP.",
         },
+        Key {
+            name: "client-limit",
+            kind: ValueKind::Bool,
+            choices: &[],
+            default: DefaultValue::Value("true"),
+            text: "Whether each client (an IPv4 address, or an IPv6 prefix) is limited in \
+                   handshakes and open connections. A connection over a limit is closed \
+                   right after it is accepted, before any TLS work, and counted.",
+        },
+        Key {
+            name: "client-rate",
+            kind: ValueKind::Float,
+            choices: &[],
+            default: DefaultValue::Value("0.2"),
+            text: "Sustained handshakes (accepted connections) per second per client, above 0.",
+        },
+        Key {
+            name: "client-burst",
+            kind: ValueKind::Float,
+            choices: &[],
+            default: DefaultValue::Value("16.0"),
+            text: "Handshakes a client may start at once after being idle, at least 1.",
+        },
+        Key {
+            name: "client-max-connections",
+            kind: ValueKind::Integer,
+            choices: &[],
+            default: DefaultValue::Value("8"),
+            text: "Connections one client may hold open at once, 1 to 1000000.",
+        },
+        Key {
+            name: "client-table-size",
+            kind: ValueKind::Integer,
+            choices: &[],
+            default: DefaultValue::Value("16384"),
+            text: "Clients remembered, 1 to 16777216; memory is fixed, about 48 bytes a \
+                   client. When the table is full a newcomer takes the place of the least \
+                   recently seen client, which starts over.",
+        },
+        Key {
+            name: "ipv6-prefix",
+            kind: ValueKind::Integer,
+            choices: &[],
+            default: DefaultValue::Value("64"),
+            text: "Leading bits of an IPv6 address that identify one NTS-KE client, at most 128.",
+        },
     ],
 };
 

@@ -341,6 +341,7 @@ pub fn start_authtime(
              [rate-limit]\nenabled = false\n{LAB_CLOCK}\
              [nts-ke]\nlisten = [\"127.0.0.1:{ke}\"]\ncertificate-chain = \"{}\"\n\
              private-key = \"{}\"\nworkers = 1\nmax-connections = 512\n\
+             client-limit = false\n\
              [keystore]\nkind = \"embedded\"\npath = \"{}\"\n\
              [metrics]\nlisten = \"127.0.0.1:{metrics}\"\n",
             certs.chain.display(),

@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use authtime_keys::KeyFileFormat;
+use authtime_ntske::ClientLimitConfig;
 use authtime_proto::{AuthFailurePolicy, RateLimitConfig, ServerConfig};
 use serde::Deserialize;
 
@@ -81,6 +82,18 @@ pub struct NtsKeSection {
     /// Seconds between checks of the certificate files for a change (SIGHUP
     /// also reloads them); 0 = only on SIGHUP.
     pub certificate_check_interval: f64,
+    /// Whether each client's handshakes and open connections are limited.
+    pub client_limit: bool,
+    /// Sustained handshakes per second per client.
+    pub client_rate: f64,
+    /// Handshakes a client may start at once after being idle.
+    pub client_burst: f64,
+    /// Connections one client may hold open at once.
+    pub client_max_connections: u32,
+    /// Clients remembered (memory is fixed: about 48 bytes each).
+    pub client_table_size: usize,
+    /// Leading bits of an IPv6 address that identify one client.
+    pub ipv6_prefix: u8,
 }
 
 impl Default for NtsKeSection {
@@ -104,6 +117,12 @@ impl Default for NtsKeSection {
             max_connections: 512,
             workers: 0,
             certificate_check_interval: 10.0,
+            client_limit: true,
+            client_rate: ClientLimitConfig::default().rate,
+            client_burst: ClientLimitConfig::default().burst,
+            client_max_connections: ClientLimitConfig::default().max_connections,
+            client_table_size: ClientLimitConfig::default().table_size,
+            ipv6_prefix: ClientLimitConfig::default().ipv6_prefix_len,
         }
     }
 }
@@ -179,6 +198,8 @@ pub struct NtsKeSettings {
     pub workers: usize,
     /// Certificate file check interval; `None` = SIGHUP only.
     pub certificate_check_interval: Option<std::time::Duration>,
+    /// Limits per client, checked before TLS; `None` when off.
+    pub client_limits: Option<ClientLimitConfig>,
 }
 
 /// Validated NTS settings: the key store and, when enabled, NTS-KE.
@@ -819,6 +840,7 @@ impl NtsKeSection {
             }
             n => n,
         };
+        let client_limits = self.validate_client_limits(problems);
         (problems.len() == before).then(|| NtsKeSettings {
             listen,
             certificate_chain,
@@ -831,6 +853,52 @@ impl NtsKeSection {
             max_connections: self.max_connections,
             workers,
             certificate_check_interval: check,
+            client_limits,
+        })
+    }
+
+    /// The per-client keys, checked like those of `[rate-limit]`.
+    fn validate_client_limits(&self, problems: &mut Vec<Problem>) -> Option<ClientLimitConfig> {
+        let before = problems.len();
+        let mut check = |ok: bool, key: &str, message: String| {
+            if !ok {
+                problems.push(Problem::new(format!("nts-ke.{key}"), message));
+            }
+        };
+        check(
+            self.client_rate.is_finite() && self.client_rate > 0.0,
+            "client-rate",
+            format!("{} handshakes per second must be above 0", self.client_rate),
+        );
+        check(
+            self.client_burst.is_finite() && self.client_burst >= 1.0,
+            "client-burst",
+            format!("a burst of {} must be at least 1", self.client_burst),
+        );
+        check(
+            (1..=1_000_000).contains(&self.client_max_connections),
+            "client-max-connections",
+            format!("{} must be 1 to 1000000", self.client_max_connections),
+        );
+        check(
+            (1..=authtime_ntske::client_limit::MAX_TABLE_SIZE).contains(&self.client_table_size),
+            "client-table-size",
+            format!("{} clients must be 1 to 16777216", self.client_table_size),
+        );
+        check(
+            self.ipv6_prefix <= 128,
+            "ipv6-prefix",
+            format!("a prefix of {} bits is longer than 128", self.ipv6_prefix),
+        );
+        if problems.len() > before || !self.client_limit {
+            return None;
+        }
+        Some(ClientLimitConfig {
+            rate: self.client_rate,
+            burst: self.client_burst,
+            max_connections: self.client_max_connections,
+            table_size: self.client_table_size,
+            ipv6_prefix_len: self.ipv6_prefix,
         })
     }
 }
@@ -1117,5 +1185,78 @@ mod tests {
                 "nts-ke.max-connections",
             ]
         );
+    }
+
+    const KE_BASE: &str = "[nts-ke]\nlisten = [\"127.0.0.1:14460\"]\n\
+                           certificate-chain = \"c.pem\"\nprivate-key = \"k.pem\"\n";
+
+    fn ke_settings(extra: &str) -> NtsKeSettings {
+        ConfigFile::parse(&format!("{KE_BASE}{extra}"))
+            .expect("parses")
+            .validate(None)
+            .expect("valid")
+            .nts
+            .and_then(|nts| nts.ke)
+            .expect("nts-ke")
+    }
+
+    #[test]
+    fn nts_ke_client_limits_are_on_by_default_and_configurable() {
+        assert_eq!(
+            ke_settings("").client_limits,
+            Some(ClientLimitConfig::default())
+        );
+        assert_eq!(ke_settings("client-limit = false\n").client_limits, None);
+        let limits = ke_settings(
+            "client-rate = 2.5\nclient-burst = 4\nclient-max-connections = 3\n\
+             client-table-size = 100\nipv6-prefix = 56\n",
+        )
+        .client_limits
+        .expect("limits");
+        assert_eq!(
+            limits,
+            ClientLimitConfig {
+                rate: 2.5,
+                burst: 4.0,
+                max_connections: 3,
+                table_size: 100,
+                ipv6_prefix_len: 56,
+            }
+        );
+    }
+
+    #[test]
+    fn malformed_nts_ke_client_limits_are_reported_even_when_off() {
+        let found = problems(&format!(
+            "{KE_BASE}client-limit = false\nclient-rate = 0\nclient-burst = 0.5\n\
+             client-max-connections = 0\nclient-table-size = 0\nipv6-prefix = 129\n"
+        ));
+        let paths: Vec<&str> = found.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "nts-ke.client-rate",
+                "nts-ke.client-burst",
+                "nts-ke.client-max-connections",
+                "nts-ke.client-table-size",
+                "nts-ke.ipv6-prefix",
+            ]
+        );
+        assert!(found[0].message.contains("above 0"), "{found:?}");
+        let nan = problems(&format!("{KE_BASE}client-rate = nan\nclient-burst = inf\n"));
+        let paths: Vec<&str> = nan.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(paths, ["nts-ke.client-rate", "nts-ke.client-burst"]);
+        // Wrong types and negative counts are parse errors.
+        for bad in [
+            "client-max-connections = -1",
+            "client-rate = \"fast\"",
+            "ipv6-prefix = 300",
+            "client-limit = 1",
+        ] {
+            assert!(
+                ConfigFile::parse(&format!("{KE_BASE}{bad}\n")).is_err(),
+                "{bad}"
+            );
+        }
     }
 }

@@ -98,6 +98,7 @@ pub(crate) fn start(
         settings.private_key.clone(),
     );
     config.max_connections = settings.max_connections;
+    config.client_limits = settings.client_limits;
     config.handshake_timeout = settings.handshake_timeout;
     config.session_timeout = settings.session_timeout;
     config.reload_poll_interval = settings.certificate_check_interval;
@@ -149,6 +150,8 @@ fn render(out: &mut String, m: &KeMetricsSnapshot, active: usize) {
         ("timeout", m.timeouts),
         ("bad_request", m.bad_requests),
         ("refused_at_cap", m.refused_at_cap),
+        ("rate_limited", m.rate_limited),
+        ("too_many_from_source", m.too_many_from_source),
         ("internal_error", m.internal_errors),
         ("no_common_algorithm", m.no_common_algorithm),
     ];
@@ -160,7 +163,7 @@ fn render(out: &mut String, m: &KeMetricsSnapshot, active: usize) {
         out,
         "authtime_ntske_sessions_total",
         "counter",
-        "NTS-KE connections by outcome (refused_at_cap: closed at once, the connection cap was reached).",
+        "NTS-KE connections by outcome (refused_at_cap, rate_limited, too_many_from_source: closed at once, before TLS, for the connection cap, the client's handshake rate or its open connections).",
         &samples,
     );
     write_family(
