@@ -181,7 +181,7 @@ fn a_flood_larger_than_the_buffer_still_lets_the_genuine_stream_through() {
 type Harness = fn(&[u8]);
 
 /// The fuzz targets whose harness is a library function, with that function.
-const HARNESSES: [(&str, Harness); 20] = [
+const HARNESSES: [(&str, Harness); 22] = [
     (
         "config_parsing",
         authtime_server::fuzz_harness::config_parsing,
@@ -209,6 +209,14 @@ const HARNESSES: [(&str, Harness); 20] = [
     (
         "key_file_parsing",
         authtime_keys::fuzz_harness::parse_key_file,
+    ),
+    (
+        "kek_file_parsing",
+        authtime_keys::fuzz_harness::kek_file_parsing,
+    ),
+    (
+        "sealed_blob_parsing",
+        authtime_keys::fuzz_harness::sealed_blob_parsing,
     ),
     (
         "nts_extension_fields",
