@@ -673,8 +673,12 @@ const KEYSTORE: Section = Section {
                 meaning: "required with kind \"redis\" or \"memcached\"",
                 example: r#""redis://127.0.0.1:6379/0?key=authtime:nts""#,
             },
-            text: "redis://[:PASSWORD@]HOST[:PORT][/DB][?key=NAME] or \
-                   memcached://HOST[:PORT][/NAME].",
+            text: "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?key=NAME]; rediss:// the same \
+                   over TLS (&ca=/ABSOLUTE/ca.pem trusts that CA instead of the system's); \
+                   redis+sentinel://SENTINELS/MASTER[/DB][?key=NAME] or rediss+sentinel:// \
+                   to find the master through Sentinel, SENTINELS being \
+                   HOST[:PORT][,HOST[:PORT]...]; or memcached://HOST[:PORT][/NAME]. USER and \
+                   PASSWORD are percent-decoded.",
         },
         Key {
             name: "rotation-interval",

@@ -83,6 +83,29 @@ pub fn sealed_blob_parsing(data: &[u8]) {
     assert_eq!((header.version, &plain[..]), (version, data));
 }
 
+/// Parses `data` as a Redis store URL, alone and with a known password
+/// spliced in: no panic, a parsed URL names at least one node and a key, and
+/// no error shows the password. Reads no file (the CA file is read only when
+/// the store is built).
+pub fn store_url_parsing(data: &[u8]) {
+    use crate::store::redis_url::parse_redis_url;
+    const SECRET: &str = "Fz9pw";
+    let Ok(text) = core::str::from_utf8(data) else {
+        return;
+    };
+    let bad = |why: &str| crate::store::StoreError::BadLocation(why.to_owned());
+    if let Ok(url) = parse_redis_url(text, "dflt", bad) {
+        assert!(!url.nodes.is_empty() && !url.key.is_empty());
+        assert!(url.master.as_ref().is_none_or(|m| !m.is_empty()));
+    }
+    for scheme in ["redis", "rediss", "redis+sentinel", "rediss+sentinel"] {
+        let url = format!("{scheme}://user:{SECRET}@{text}");
+        if let Err(e) = crate::store::redis_url::parse_redacted(&url) {
+            assert!(!e.to_string().contains(SECRET), "{e}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +131,8 @@ mod tests {
             b"ATNK ring",
         );
         sealed_blob_parsing(&blob);
+        store_url_parsing(b"127.0.0.1:6379/2?key=k&ca=/ca.pem");
+        store_url_parsing(b"a,b:1/m/3?key=k");
         let mut x = 0x1234_5678_9abc_def1_u64;
         let alphabet = b"0123456789 MD5SHA1AES128256HEX:ASCII:#\n\tabcdefxyz!%;";
         for _ in 0..5_000 {

@@ -135,7 +135,8 @@ pub struct KeystoreSection {
     pub kind: String,
     /// The key file of the embedded store (relative to the configuration file).
     pub path: PathBuf,
-    /// `redis://[:password@]host[:port][/db][?key=NAME]` or
+    /// `redis://[[user]:password@]host[:port][/db][?key=NAME]`, `rediss://…`
+    /// (TLS, `&ca=/path`), `redis+sentinel://host[:port],…/MASTER[/db]`, or
     /// `memcached://host[:port][/NAME]`.
     pub url: Option<String>,
     /// Seconds between master-key rotations.
@@ -629,10 +630,14 @@ impl ConfigFile {
                 String::new()
             }
             (kind @ ("redis" | "memcached"), Some(url)) => {
-                if !url.starts_with(&format!("{kind}://")) {
+                let schemes: &[&str] = match kind {
+                    "redis" => &["redis", "rediss", "redis+sentinel", "rediss+sentinel"],
+                    _ => &["memcached"],
+                };
+                if !schemes.iter().any(|s| url.starts_with(&format!("{s}://"))) {
                     problems.push(Problem::new(
                         "keystore.url",
-                        format!("a {kind} store needs a {kind}:// URL"),
+                        format!("a {kind} store needs a {}:// URL", schemes.join("://, ")),
                     ));
                 }
                 url.clone()
@@ -1106,6 +1111,18 @@ mod tests {
         let nts = store_only.nts.expect("nts");
         assert_eq!(nts.store_location, "redis://127.0.0.1:7000?key=k");
         assert!(nts.ke.is_none());
+        for url in [
+            "rediss://authtime:pw@127.0.0.1:7000?key=k",
+            "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster?key=k",
+            "rediss+sentinel://:pw@127.0.0.1/mymaster",
+        ] {
+            let config = format!("[keystore]\nkind = \"redis\"\nurl = \"{url}\"\n");
+            let valid = ConfigFile::parse(&config)
+                .expect("parses")
+                .validate(None)
+                .expect(url);
+            assert_eq!(valid.nts.expect("nts").store_location, url);
+        }
         let ke = ConfigFile::parse(
             "[ntp]\nlisten = [\"127.0.0.1:11123\"]\n[nts-ke]\nlisten = [\"127.0.0.1:14460\"]\n\
              certificate-chain = \"cert.pem\"\nprivate-key = \"key.pem\"\naead = [\"aes-128-gcm-siv\", \"aes-siv-cmac-256\"]\n",

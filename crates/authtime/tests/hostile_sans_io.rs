@@ -181,7 +181,7 @@ fn a_flood_larger_than_the_buffer_still_lets_the_genuine_stream_through() {
 type Harness = fn(&[u8]);
 
 /// The fuzz targets whose harness is a library function, with that function.
-const HARNESSES: [(&str, Harness); 22] = [
+const HARNESSES: [(&str, Harness); 23] = [
     (
         "config_parsing",
         authtime_server::fuzz_harness::config_parsing,
@@ -217,6 +217,10 @@ const HARNESSES: [(&str, Harness); 22] = [
     (
         "sealed_blob_parsing",
         authtime_keys::fuzz_harness::sealed_blob_parsing,
+    ),
+    (
+        "store_url_parsing",
+        authtime_keys::fuzz_harness::store_url_parsing,
     ),
     (
         "nts_extension_fields",

@@ -22,7 +22,7 @@ mod error;
 mod kek;
 mod memcached;
 mod redis;
-mod redis_url;
+pub(crate) mod redis_url;
 mod sealed;
 mod tcp;
 mod url;

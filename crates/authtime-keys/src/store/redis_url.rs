@@ -135,6 +135,14 @@ pub(crate) fn parse_redis_url(
     })
 }
 
+/// [`parse_redis_url`] with the errors `open_store` gives (the URL shown
+/// without its password), and the default key name; for the fuzz harness.
+pub(crate) fn parse_redacted(location: &str) -> Result<RedisUrl, StoreError> {
+    parse_redis_url(location, super::DEFAULT_KEY_NAME, |why| {
+        StoreError::BadLocation(format!("{why} in {}", super::url::redact(location)))
+    })
+}
+
 impl RedisUrl {
     /// The store this URL names; reads the CA file, if any.
     pub(crate) fn into_store(self) -> Result<RedisStore, StoreError> {

@@ -55,7 +55,7 @@ pub(super) fn host_port(s: &str, default_port: u16) -> Option<(String, u16)> {
 }
 
 /// The URL without its password, for error messages.
-fn redact(location: &str) -> String {
+pub(super) fn redact(location: &str) -> String {
     match (location.find("://"), location.rfind('@')) {
         (Some(scheme), Some(at)) if at > scheme => {
             format!("{}***{}", &location[..scheme + 3], &location[at..])
