@@ -1,7 +1,9 @@
 //! An NTS fleet whose master keys live in a replicated Redis behind
 //! Sentinel, all started by the test on loopback: TLS everywhere (a CA made
 //! by `authtime nts cert`), the servers logged in as an ACL user allowed only
-//! the store's commands on its keys, a master, a replica and one sentinel.
+//! the store's commands on its keys, a master, a replica and one sentinel,
+//! and the master keys sealed under a key-encryption key (`authtime nts
+//! kek`), so that what Redis holds and replicates shows no key material.
 //! The master is killed (SIGKILL); the sentinel promotes the replica; the
 //! fleet answers every NTS request made with cookies the client holds, and
 //! then rotates its keys through the new master.
@@ -10,9 +12,11 @@ mod ntp_support;
 use ntp_support::nts_cert;
 
 use std::net::{TcpListener, TcpStream};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use authtime_keys::store::{open_blob, read_kek_file, sealed_header};
 use ntp_support::{ChildGuard, Serve, TempDir, authtime, text_of};
 
 /// The ACL rule docs/nts.md gives for the store's user.
@@ -138,11 +142,34 @@ fn cli(dir: &TempDir, port: u16, args: &[&str]) -> Vec<u8> {
 
 fn store_config(dir: &TempDir, sentinel_port: u16) -> String {
     let ca = dir.path("redis-ca.pem").display().to_string();
+    let kek = dir.path("kek").display().to_string();
     format!(
         "[keystore]\nkind = \"redis\"\n\
          url = \"rediss+sentinel://authtime:{PASSWORD}@127.0.0.1:{sentinel_port}/authtime?key=authtime:nts:fleet&ca={ca}\"\n\
-         rotation-interval = 8\nold-keys = 2\npoll-interval = 0.2\n"
+         rotation-interval = 8\nold-keys = 2\npoll-interval = 0.2\n\
+         key-encryption-key = \"{kek}\"\n"
     )
+}
+
+/// What `redis-cli GET` printed, without the line feed it adds.
+fn stored(cli_output: &[u8]) -> &[u8] {
+    cli_output.strip_suffix(b"\n").unwrap_or(cli_output)
+}
+
+/// The stored blob is sealed under `kek` for `key`, and no 16-byte run of
+/// the plaintext ring occurs in it.
+fn assert_sealed_without_key_material(stored: &[u8], kek: &Path, key: &str) {
+    let kek = read_kek_file(kek).expect("the KEK file");
+    let header = sealed_header(stored).expect("a sealed blob");
+    assert_eq!(header.kek.to_string(), kek.id().to_string());
+    let (_, plain) = open_blob(std::slice::from_ref(&kek), key, stored).expect("opens");
+    assert!(plain.len() > 32, "a ring with keys");
+    for window in plain[4..].windows(16) {
+        assert!(
+            !stored.windows(16).any(|w| w == window),
+            "plaintext of the ring found in Redis"
+        );
+    }
 }
 
 /// `authtime query --nts` through `ke` with the cookie jar `jar`.
@@ -176,6 +203,9 @@ fn a_sentinel_failover_costs_held_cookies_nothing_and_rotation_goes_on() {
     let dir = TempDir::new("nts-fleet-failover");
     nts_cert(&dir, "nts", &["--ip", "127.0.0.1"]);
     nts_cert(&dir, "redis", &["--ip", "127.0.0.1"]);
+    let kek = dir.path("kek");
+    let made = authtime(&["nts", "kek", "--out", &kek.display().to_string()]);
+    assert!(made.status.success(), "{}", text_of(&made));
     let (master_port, replica_port, sentinel_port) =
         (free_tcp_port(), free_tcp_port(), free_tcp_port());
     let mut master = Some(data_node(&dir, master_port, None));
@@ -225,6 +255,7 @@ fn a_sentinel_failover_costs_held_cookies_nothing_and_rotation_goes_on() {
         before = cli(&dir, master_port, &["GET", key]);
         before.len() > 16 && cli(&dir, replica_port, &["GET", key]) == before
     });
+    assert_sealed_without_key_material(stored(&before), &kek, key);
     let changes = "authtime_nts_key_ring_changes_total";
     let rotations = |s: &Serve| s.metric("authtime_nts_key_rotations_total");
     let rotations_before = rotations(&ntp) + rotations(&ke);
@@ -281,6 +312,7 @@ fn a_sentinel_failover_costs_held_cookies_nothing_and_rotation_goes_on() {
         after.len() > 16 && after != before,
         "the new master holds the new ring"
     );
+    assert_sealed_without_key_material(stored(&after), &kek, key);
     let last = query(&dir, &ke, &jar);
     assert!(answered_from_held_cookies(&last), "{}", text_of(&last));
     eprintln!(
