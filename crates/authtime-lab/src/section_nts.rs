@@ -15,7 +15,9 @@
 //! process for its one core, 512 connections, no rate limiting; authtime with
 //! one NTP worker, one NTS-KE worker, 512 connections, rate limiting off),
 //! both with the same CA-signed P-256 leaf; the generator runs on CPU 1.
-//! The reporting lives in [`crate::section_nts_report`].
+//! The reporting lives in [`crate::section_nts_report`]; after the rounds,
+//! [`crate::section_nts_flood`] adds a reconnect flood against both servers
+//! with their per-client limits on (issue 19).
 
 use std::time::Duration;
 
@@ -26,9 +28,10 @@ use crate::{
     load_nts::{Generator, Mode, NtsLoadOptions},
     load_nts_stats::StepReport,
     report::Section,
+    section_nts_flood::{CHRONYD_NTSRATELIMIT, FloodPlan, FloodRun},
     section_nts_server::{
         Certificates, Histogram, NtsServer, Scratch, find_chronyd, make_certificates, pin_current,
-        server_histograms, start_authtime, start_chronyd,
+        server_histograms, start_authtime, start_authtime_with, start_chronyd,
     },
 };
 
@@ -69,6 +72,8 @@ pub struct Plan {
     pub rounds: usize,
     /// Pin the servers to [`SERVER_CPU`] and the generator to [`LOAD_CPU`].
     pub pin: bool,
+    /// The reconnect flood, once per server after the rounds.
+    pub flood: FloodPlan,
 }
 
 impl Plan {
@@ -88,6 +93,7 @@ impl Plan {
                 ],
                 rounds: 1,
                 pin: true,
+                flood: FloodPlan::new(true),
             }
         } else {
             Self {
@@ -108,6 +114,7 @@ impl Plan {
                 ],
                 rounds: 3,
                 pin: true,
+                flood: FloodPlan::new(false),
             }
         }
     }
@@ -131,6 +138,7 @@ impl Plan {
             nts_rates: vec![200.0, 400.0],
             rounds: 1,
             pin: false,
+            flood: FloodPlan::smoke(),
         }
     }
 }
@@ -525,7 +533,7 @@ pub fn run_plan(plan: Plan, quick: bool, progress: &mut Progress<'_>) -> Result<
         for (slot, name) in ["authtime", "chronyd"].into_iter().enumerate() {
             let started = match (name, &chronyd) {
                 ("authtime", _) => start_authtime(&dir, &certs, server_cpu),
-                (_, Some(chronyd)) => start_chronyd(chronyd, &dir, &certs, server_cpu, 1),
+                (_, Some(chronyd)) => start_chronyd(chronyd, &dir, &certs, server_cpu, 1, None),
                 (_, None) => continue,
             };
             let mut server = match started {
@@ -548,15 +556,62 @@ pub fn run_plan(plan: Plan, quick: bool, progress: &mut Progress<'_>) -> Result<
             runs.push(run);
         }
     }
+    let floods = flood_runs(&dir, &certs, chronyd.as_deref(), &plan, &mut notes);
     // The lab's later work is not the generator's: let this thread run anywhere again.
     crate::section_nts_server::unpin_current();
-    Ok(crate::section_nts_report::section(
-        &runs,
-        &plan,
-        notes,
-        started.elapsed(),
-        quick,
-    ))
+    let mut section =
+        crate::section_nts_report::section(&runs, &plan, notes, started.elapsed(), quick);
+    section
+        .tables
+        .push(crate::section_nts_flood::table(&floods, &plan.flood));
+    section.data["flood"] = serde_json::json!(floods);
+    Ok(section)
+}
+
+/// The reconnect flood against authtime (default per-client limits) and
+/// chronyd (`ntsratelimit`), each freshly started and placed as in the
+/// rounds; a server that cannot be measured gets a note instead of a row.
+fn flood_runs(
+    dir: &Scratch,
+    certs: &Certificates,
+    chronyd: Option<&std::path::Path>,
+    plan: &Plan,
+    notes: &mut Vec<String>,
+) -> Vec<FloodRun> {
+    let server_cpu = plan.pin.then_some(SERVER_CPU);
+    if plan.pin {
+        // The flood's and the honest clients' runtimes inherit this.
+        let _ = pin_current(LOAD_CPU);
+    }
+    let mut floods = Vec::new();
+    for name in ["authtime", "chronyd"] {
+        let (started, limit) = match (name, chronyd) {
+            ("authtime", _) => (
+                start_authtime_with(dir, certs, server_cpu, true),
+                "default client-limit".to_owned(),
+            ),
+            (_, Some(chronyd)) => (
+                start_chronyd(
+                    chronyd,
+                    dir,
+                    certs,
+                    server_cpu,
+                    1,
+                    Some(CHRONYD_NTSRATELIMIT),
+                ),
+                format!("ntsratelimit {CHRONYD_NTSRATELIMIT}"),
+            ),
+            (_, None) => continue,
+        };
+        let measured = started.and_then(|mut server| {
+            crate::section_nts_flood::measure(&mut server, &limit, certs, &plan.flood)
+        });
+        match measured {
+            Ok(run) => floods.push(run),
+            Err(e) => notes.push(format!("{name}: reconnect flood not measured: {e}.")),
+        }
+    }
+    floods
 }
 
 #[cfg(test)]

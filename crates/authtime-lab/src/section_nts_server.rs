@@ -332,6 +332,20 @@ pub fn start_authtime(
     certs: &Certificates,
     cpu: Option<usize>,
 ) -> Result<NtsServer, String> {
+    start_authtime_with(dir, certs, cpu, false)
+}
+
+/// [`start_authtime`] with NTS-KE's per-client limits on (their defaults)
+/// when `client_limit`.
+///
+/// # Errors
+/// As [`start_authtime`].
+pub fn start_authtime_with(
+    dir: &Scratch,
+    certs: &Certificates,
+    cpu: Option<usize>,
+    client_limit: bool,
+) -> Result<NtsServer, String> {
     let (ntp, ke, metrics) = (free_udp_port()?, free_tcp_port()?, free_tcp_port()?);
     let config = dir.path("serve.toml");
     fs::write(
@@ -341,7 +355,7 @@ pub fn start_authtime(
              [rate-limit]\nenabled = false\n{LAB_CLOCK}\
              [nts-ke]\nlisten = [\"127.0.0.1:{ke}\"]\ncertificate-chain = \"{}\"\n\
              private-key = \"{}\"\nworkers = 1\nmax-connections = 512\n\
-             client-limit = false\n\
+             client-limit = {client_limit}\n\
              [keystore]\nkind = \"embedded\"\npath = \"{}\"\n\
              [metrics]\nlisten = \"127.0.0.1:{metrics}\"\n",
             certs.chain.display(),
@@ -378,9 +392,10 @@ pub fn find_chronyd() -> Option<PathBuf> {
 }
 
 /// chronyd as an NTS server on loopback, never touching the clock
-/// (`-4 -x -d`), with `helpers` NTS-KE helper processes, 512 NTS-KE
-/// connections per process and no rate limiting (chrony limits only when
-/// `ratelimit`/`ntsratelimit` are given), pinned to `cpu` when given.
+/// (`-4 -x -d`), serving all of 127.0.0.0/8, with `helpers` NTS-KE helper
+/// processes, 512 NTS-KE connections per process and no rate limiting
+/// (chrony limits only when `ratelimit`/`ntsratelimit` are given) unless
+/// `ntsratelimit` gives the directive's options, pinned to `cpu` when given.
 ///
 /// # Errors
 /// When it cannot be configured or started.
@@ -390,15 +405,17 @@ pub fn start_chronyd(
     certs: &Certificates,
     cpu: Option<usize>,
     helpers: u32,
+    ntsratelimit: Option<&str>,
 ) -> Result<NtsServer, String> {
     let (ntp, ke) = (free_udp_port()?, free_tcp_port()?);
     let conf = dir.path("chrony.conf");
+    let limit = ntsratelimit.map_or(String::new(), |o| format!("ntsratelimit {o}\n"));
     fs::write(
         &conf,
         format!(
-            "port {ntp}\nbindaddress 127.0.0.1\nallow 127.0.0.1\nlocal stratum 8\n\
+            "port {ntp}\nbindaddress 127.0.0.1\nallow 127.0.0.0/8\nlocal stratum 8\n\
              ntsport {ke}\nntsserverkey {}\nntsservercert {}\nntsprocesses {helpers}\n\
-             maxntsconnections 512\npidfile {}\ncmdport 0\nbindcmdaddress /\n",
+             maxntsconnections 512\n{limit}pidfile {}\ncmdport 0\nbindcmdaddress /\n",
             certs.key.display(),
             certs.chain.display(),
             dir.path("chronyd.pid").display()

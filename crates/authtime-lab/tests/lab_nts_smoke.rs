@@ -1,6 +1,7 @@
 //! The lab's nts section end to end in its smoke plan: the real
 //! `authtime serve` and chronyd on loopback, every experiment of the section
-//! run at a few requests per second, and the report's tables filled. The
+//! run at a few requests per second (the reconnect flood for about a second
+//! per server), and the report's tables filled. The
 //! figures of a smoke run mean nothing; the full run is
 //! `authtime-lab run --only nts`.
 //!
@@ -82,4 +83,19 @@ fn the_nts_section_runs_end_to_end_against_authtime_and_chronyd() {
     assert_eq!(table("Knees").rows.len(), 3);
     assert_eq!(table("Capacity").rows.len(), 2);
     assert!(section.findings.iter().any(|f| f.contains("d_SNTS")));
+
+    // The reconnect flood ran against both servers, and authtime's metrics
+    // show it refusing the flooder.
+    assert!(!text.contains("flood not measured"), "{text}");
+    assert_eq!(table("reconnect flood").rows.len(), 2);
+    let floods = section.data["flood"].as_array().expect("flood runs");
+    let authtime = floods
+        .iter()
+        .find(|f| f["server"] == "authtime")
+        .expect("authtime flood run");
+    let refused = &authtime["refused_by_server"];
+    assert!(
+        refused[0].as_u64().unwrap_or(0) + refused[1].as_u64().unwrap_or(0) > 0,
+        "{authtime}"
+    );
 }
