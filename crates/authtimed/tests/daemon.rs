@@ -3,14 +3,14 @@
 //! `NOTIFY_SOCKET` made here), answers NTP on loopback and stops on SIGTERM.
 
 use std::io::{BufRead as _, BufReader};
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::net::UnixDatagram;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod support;
-use support::{Guard, authtimed, identity_args, temp_dir};
+use support::{Guard, authtimed, identity_args, ntp_exchange, temp_dir};
 
 #[test]
 fn help_names_the_exit_codes_and_bad_configuration_is_one_line() {
@@ -99,25 +99,8 @@ fn it_tells_systemd_it_is_ready_serves_and_stops_on_sigterm() {
                 .ok()
         })
         .expect("a listening line");
-    let client = UdpSocket::bind("127.0.0.1:0").expect("bind");
-    client
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .expect("timeout");
-    let mut request = [0u8; 48];
-    request[0] = 0x23;
-    request[40..48].copy_from_slice(&7u64.to_be_bytes());
-    client.send_to(&request, addr).expect("send");
-    let mut reply = [0u8; 128];
-    let n = loop {
-        match client.recv_from(&mut reply) {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            other => break other.expect("a reply").0,
-        }
-    };
-    assert_eq!(n, 48);
-    assert_eq!(reply[0] & 0x07, 4, "mode 4");
+    let reply = ntp_exchange(addr);
     assert_eq!(reply[1], 2, "stratum 2");
-    assert_eq!(reply[24..32], 7u64.to_be_bytes(), "origin = our transmit");
 
     let pid = guard.0.id().to_string();
     let recv = |buf: &mut [u8]| loop {

@@ -9,14 +9,14 @@
 //! error is the stream `JOURNAL_STREAM` names.
 
 use std::io::{BufRead as _, BufReader, Read as _};
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod support;
-use support::{Guard, authtimed, identity_args, running_as_root, temp_dir};
+use support::{Guard, authtimed, identity_args, ntp_exchange, running_as_root, temp_dir};
 
 /// Starts the daemon on an ephemeral loopback port with a static clock,
 /// and returns it with its first stdout lines up to the listening line.
@@ -68,24 +68,7 @@ fn static_clock_config(name: &str) -> PathBuf {
 
 /// One NTP exchange; the reply's stratum.
 fn query(addr: SocketAddr) -> u8 {
-    let client = UdpSocket::bind("127.0.0.1:0").expect("bind");
-    client
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .expect("timeout");
-    let mut request = [0u8; 48];
-    request[0] = 0x23;
-    request[40..48].copy_from_slice(&9u64.to_be_bytes());
-    client.send_to(&request, addr).expect("send");
-    let mut reply = [0u8; 128];
-    let n = loop {
-        match client.recv_from(&mut reply) {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            other => break other.expect("a reply").0,
-        }
-    };
-    assert_eq!(n, 48);
-    assert_eq!(reply[24..32], 9u64.to_be_bytes(), "origin = our transmit");
-    reply[1]
+    ntp_exchange(addr)[1]
 }
 
 /// The `Uid`, `Gid` and capability lines of every thread of `pid`.

@@ -3,8 +3,10 @@
 
 #![allow(dead_code, reason = "each test file uses its own part of the support")]
 
+use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::process::{Child, Command};
+use std::time::Duration;
 
 /// The `authtimed` binary of this build.
 pub(crate) fn authtimed() -> Command {
@@ -47,4 +49,32 @@ impl Drop for Guard {
         }
         let _ = self.0.wait();
     }
+}
+
+/// One NTP client exchange with `addr`: checks the reply is a 48-byte
+/// server reply (mode 4) to this request (origin = our transmit), and
+/// returns it.
+pub(crate) fn ntp_exchange(addr: SocketAddr) -> [u8; 48] {
+    let client = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    client
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let mut request = [0u8; 48];
+    request[0] = 0x23;
+    request[40..48].copy_from_slice(&7u64.to_be_bytes());
+    client.send_to(&request, addr).expect("send");
+    let mut reply = [0u8; 128];
+    // A signal (SIGCHLD of another test's child) may interrupt the wait.
+    let n = loop {
+        match client.recv_from(&mut reply) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            other => break other.expect("a reply").0,
+        }
+    };
+    assert_eq!(n, 48);
+    assert_eq!(reply[0] & 0x07, 4, "mode 4");
+    assert_eq!(reply[24..32], 7u64.to_be_bytes(), "origin = our transmit");
+    let mut out = [0u8; 48];
+    out.copy_from_slice(&reply[..48]);
+    out
 }
