@@ -6,85 +6,17 @@
 
 mod ntp_support;
 use ntp_support::nts_cert;
+use ntp_support::stores::{free_tcp_port, memcached, redis};
 
-use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ntp_support::{ChildGuard, Serve, TempDir, authtime, free_udp_port, text_of};
-
-fn free_tcp_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port()
-}
-
-/// redis-server on loopback without persistence (killed on drop).
-fn redis(port: u16) -> ChildGuard {
-    let child = Command::new("redis-server")
-        .args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start redis-server ({e}); ./test.sh installs it"));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "redis-server did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    ChildGuard {
-        child,
-        name: "redis-server".into(),
-    }
-}
+use ntp_support::{Serve, TempDir, authtime, free_udp_port, text_of};
 
 fn keystore(redis_port: u16, rotation_s: u64) -> String {
     format!(
         "[keystore]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:{redis_port}?key=fleet\"\n\
          rotation-interval = {rotation_s}\nold-keys = 1\npoll-interval = 0.2\n"
     )
-}
-
-/// memcached on loopback (killed on drop).
-fn memcached(port: u16) -> ChildGuard {
-    let mut command = Command::new("memcached");
-    command.args([
-        "-l",
-        "127.0.0.1",
-        "-p",
-        &port.to_string(),
-        "-U",
-        "0",
-        "-m",
-        "16",
-    ]);
-    if ntp_support::is_root() {
-        command.args(["-u", "root"]);
-    }
-    let child = command
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start memcached ({e}); ./test.sh installs it"));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "memcached did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    ChildGuard {
-        child,
-        name: "memcached".into(),
-    }
 }
 
 #[test]

@@ -7,73 +7,15 @@
 
 mod ntp_support;
 use ntp_support::nts_cert;
+use ntp_support::stores::{assert_no_key_material, free_tcp_port, memcached, redis};
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use authtime_keys::store::{KeyEncryptionKey, open_blob, read_kek_file, sealed_header};
-use ntp_support::{ChildGuard, Serve, TempDir, authtime, authtime_bin, free_udp_port, text_of};
-
-fn free_tcp_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port()
-}
-
-fn wait_listening(port: u16, name: &str) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "{name} did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// redis-server on loopback without persistence (killed on drop).
-fn redis(port: u16) -> ChildGuard {
-    let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start redis-server ({e}); ./test.sh installs it"));
-    wait_listening(port, "redis-server");
-    ChildGuard {
-        child,
-        name: "redis-server".into(),
-    }
-}
-
-/// memcached on loopback (killed on drop).
-fn memcached(port: u16) -> ChildGuard {
-    let mut command = Command::new("memcached");
-    command.args([
-        "-l",
-        "127.0.0.1",
-        "-p",
-        &port.to_string(),
-        "-U",
-        "0",
-        "-m",
-        "16",
-    ]);
-    if ntp_support::is_root() {
-        command.args(["-u", "root"]);
-    }
-    let child = command
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start memcached ({e}); ./test.sh installs it"));
-    wait_listening(port, "memcached");
-    ChildGuard {
-        child,
-        name: "memcached".into(),
-    }
-}
+use ntp_support::{Serve, TempDir, authtime, authtime_bin, free_udp_port, text_of};
 
 /// What a Redis `GET key` returns, read with a raw RESP request (what
 /// `redis-cli GET` or anyone on the network would see).
@@ -232,18 +174,6 @@ fn refused_start(dir: &TempDir, name: &str, config_body: &str) -> String {
             panic!("{name} did not refuse to start");
         }
         std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// No 16-byte run of the plaintext ring occurs in the stored bytes.
-fn assert_no_key_material(stored: &[u8], kek: &KeyEncryptionKey, key_name: &str) {
-    let (_, plain) = open_blob(std::slice::from_ref(kek), key_name, stored).expect("opens");
-    assert!(plain.len() > 32, "a ring with keys");
-    for window in plain[4..].windows(16) {
-        assert!(
-            !stored.windows(16).any(|w| w == window),
-            "plaintext found in the store"
-        );
     }
 }
 

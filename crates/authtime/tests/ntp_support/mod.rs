@@ -5,6 +5,8 @@
 
 #![allow(dead_code, reason = "each test binary uses a different part")]
 
+pub(crate) mod stores;
+
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::path::{Path, PathBuf};
