@@ -21,7 +21,11 @@ scripts/check-daemon-deps.sh
 echo "test.sh: the systemd unit (systemd-analyze verify and security)"
 scripts/check-systemd-unit.sh
 echo "test.sh: cargo test"
+# The interop tests record what they proved here; the matrix is built from it.
+rm -rf target/tmp/interop-rows
 cargo test --workspace --locked
+echo "test.sh: the interop matrix (README.md lists what this run proved, nothing else)"
+scripts/interop-matrix.sh --check
 echo "test.sh: the Debian package (build, lintian, dpkg -i, run, remove, purge)"
 scripts/check-deb.sh
 echo "test.sh: fuzz targets, a few seconds each (AUTHTIME_SKIP_FUZZ=1 skips)"

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 pub mod completions;
 pub mod config_page;
 pub mod config_reference;
+pub mod interop_matrix;
 pub mod man_pages;
 mod roff_blocks;
 

@@ -87,6 +87,13 @@ fn chronyd_syncs_from_authtime_serve_with_md5_sha1_and_aes128_keys() {
         0,
         "chronyd sent only authenticated requests"
     );
+    ntp_support::interop::proven(ntp_support::interop::Row {
+        peer: &ntp_support::chronyd_version(),
+        direction: ntp_support::interop::Direction::PeerToAuthtime,
+        feature: "symmetric key",
+        result: "MD5, SHA1, AES128 (CMAC)",
+        test: "ntp_chrony::chronyd_syncs_from_authtime_serve_with_md5_sha1_and_aes128_keys",
+    });
 }
 
 #[test]
@@ -189,6 +196,13 @@ fn authtime_query_gets_authenticated_samples_from_chronyd() {
         let want = format!("authenticated: key {key_id} {}", key_type.to_uppercase());
         assert!(out.status.success() && line.contains(&want), "{line}");
     }
+    ntp_support::interop::proven(ntp_support::interop::Row {
+        peer: &ntp_support::chronyd_version(),
+        direction: ntp_support::interop::Direction::AuthtimeToPeer,
+        feature: "symmetric key",
+        result: "MD5, SHA1, AES128 (CMAC)",
+        test: "ntp_chrony::authtime_query_gets_authenticated_samples_from_chronyd",
+    });
 }
 
 #[test]

@@ -14,9 +14,10 @@ use std::net::TcpStream;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use ntp_support::interop::{Direction, Row, proven};
 use ntp_support::{
-    ChildGuard, Serve, TempDir, authtime, chronyd_command, chronyd_private_lines, free_udp_port,
-    run_chronyd_client, text, text_of,
+    ChildGuard, Serve, TempDir, authtime, chronyd_command, chronyd_private_lines, chronyd_version,
+    free_udp_port, run_chronyd_client, text, text_of,
 };
 
 /// `authtime serve` with NTS-KE on a free port, NTP on another.
@@ -87,6 +88,20 @@ fn chronyd_syncs_over_nts_from_authtime_with_a_ca_signed_certificate() {
         0,
         "chronyd sent only NTS requests, and each got an NTS reply"
     );
+    let peer = chronyd_version();
+    let test = "nts_chrony::chronyd_syncs_over_nts_from_authtime_with_a_ca_signed_certificate";
+    for (feature, result) in [
+        ("NTS-KE", "test CA and leaf"),
+        ("NTS NTP", "samples accepted, no plain request"),
+    ] {
+        proven(Row {
+            peer: &peer,
+            direction: Direction::PeerToAuthtime,
+            feature,
+            result,
+            test,
+        });
+    }
 }
 
 #[test]
@@ -104,6 +119,13 @@ fn chronyd_syncs_over_nts_from_authtime_with_a_self_signed_certificate() {
     let ca = dir.path("self-ca.pem").display().to_string();
     let out = authtime(&["query", "--nts", &ke, "--ca", &ca]);
     assert!(out.status.success(), "{}", text_of(&out));
+    proven(Row {
+        peer: &chronyd_version(),
+        direction: Direction::PeerToAuthtime,
+        feature: "NTS-KE",
+        result: "self-signed certificate",
+        test: "nts_chrony::chronyd_syncs_over_nts_from_authtime_with_a_self_signed_certificate",
+    });
 }
 
 #[test]
@@ -220,6 +242,22 @@ fn authtime_query_gets_nts_samples_from_chronyd() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(json["nts"]["ke_exchanges"], 0, "{json}");
     assert_eq!(json["nts"]["session_from_cookie_store"], true);
+    let peer = chronyd_version();
+    let test = "nts_chrony::authtime_query_gets_nts_samples_from_chronyd";
+    for (feature, result) in [
+        ("NTS-KE", "test CA and leaf"),
+        ("AEAD", "AEAD_AES_SIV_CMAC_256 (15)"),
+        ("NTS NTP", "authenticated samples"),
+        ("cookies", "stored cookies reused without NTS-KE"),
+    ] {
+        proven(Row {
+            peer: &peer,
+            direction: Direction::AuthtimeToPeer,
+            feature,
+            result,
+            test,
+        });
+    }
 }
 
 #[test]

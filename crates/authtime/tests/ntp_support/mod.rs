@@ -371,6 +371,22 @@ pub(crate) fn chronyd_command(conf: &Path, args: &[&str]) -> Command {
     command
 }
 
+/// `chronyd N.N` as `chronyd -v` names itself (for the interop matrix).
+pub(crate) fn chronyd_version() -> String {
+    let out = Command::new(chronyd())
+        .arg("-v")
+        .output()
+        .expect("chronyd -v");
+    let line = text(&out.stdout);
+    // "chronyd (chrony) version 4.3 (+READLINE ...)"
+    let version = line
+        .split_whitespace()
+        .skip_while(|w| *w != "version")
+        .nth(1)
+        .unwrap_or("?");
+    format!("chronyd {version}")
+}
+
 /// Runs a `chronyd -Q -t LIMIT_S` client with configuration `conf` (and
 /// `extra` arguments before `-Q`), its output in `log_path`, until it ends by
 /// its own time limit (plus 5 s): whether it exited 0, and its log.
