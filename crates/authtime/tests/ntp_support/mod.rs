@@ -6,6 +6,7 @@
 #![allow(dead_code, reason = "each test binary uses a different part")]
 
 pub(crate) mod interop;
+pub(crate) mod ntpd_rs;
 pub(crate) mod stores;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
