@@ -2,7 +2,11 @@
 //! is empty, then NTS-protected NTP exchanges with the server NTS-KE names.
 //! Each cookie is used once and the fresh ones are kept; an NTS NAK makes the
 //! session redo NTS-KE once (section 5.7). The jar can be restored from and
-//! saved to a file between runs ([`crate::cookie_store`]).
+//! saved to a file between runs ([`crate::cookie_store`]). A restored jar
+//! whose request gets no reply is dropped and NTS-KE redone once too: a
+//! server that cannot open its old cookies after a key change may stay
+//! silent instead of sending the NAK (NTPsec 1.2 does), and the stored
+//! cookies would then fail one by one on every later run.
 //!
 //! This is a blocking driver: it owns a current-thread tokio runtime for the
 //! TLS part and a UDP socket per exchange, and reads the system clock for t1
@@ -30,6 +34,52 @@ pub struct KeStats {
     pub last_ms: Option<f64>,
     /// Whether the session started from a stored jar.
     pub from_store: bool,
+    /// Whether that stored jar was dropped because its request got no
+    /// reply (NTS-KE was then redone).
+    pub stored_session_dropped: bool,
+}
+
+/// Why [`NtsSession::query`] runs NTS-KE again after a failed exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recovery {
+    /// The server sent an NTS NAK (RFC 8915 section 5.7).
+    AfterNak,
+    /// The stored jar got no reply: it is dropped.
+    DropStoredSession,
+}
+
+/// The NTS-KE retries [`NtsSession::query`] has used in one call.
+#[derive(Debug, Default, Clone, Copy)]
+struct Retries {
+    after_nak: bool,
+    after_silence: bool,
+}
+
+impl Retries {
+    /// Whether to run NTS-KE again after `error`, or the error to report.
+    /// `stored` is true while the jar is the one restored from the store
+    /// and has not given an authenticated reply in this run: only such a
+    /// jar is dropped for silence, once; a silent fresh session is a
+    /// silent server, and asking it again in a loop would not help.
+    fn after(&mut self, error: SessionError, stored: bool) -> Result<Recovery, SessionError> {
+        match error {
+            SessionError::Nak if !self.after_nak => {
+                self.after_nak = true;
+                Ok(Recovery::AfterNak)
+            }
+            SessionError::Nak => Err(SessionError::NakAfterFreshKe),
+            SessionError::Timeout(_) | SessionError::ConnectionRefused
+                if stored && !self.after_silence =>
+            {
+                self.after_silence = true;
+                Ok(Recovery::DropStoredSession)
+            }
+            SessionError::Timeout(t) if self.after_silence => {
+                Err(SessionError::TimeoutAfterDroppingStored(t))
+            }
+            other => Err(other),
+        }
+    }
 }
 
 /// Why a session could not be set up.
@@ -63,6 +113,8 @@ pub struct NtsSession {
     jar: Option<CookieJar>,
     stats: KeStats,
     ntp_addr: Option<SocketAddr>,
+    /// The jar is the restored one and has not been answered in this run.
+    jar_unproven_from_store: bool,
 }
 
 impl fmt::Debug for NtsSession {
@@ -102,6 +154,7 @@ impl NtsSession {
             jar: None,
             stats: KeStats::default(),
             ntp_addr: None,
+            jar_unproven_from_store: false,
         })
     }
 
@@ -114,6 +167,7 @@ impl NtsSession {
     /// Starts from a stored jar (`None`: nothing stored for this server).
     pub fn restore(&mut self, jar: Option<CookieJar>) {
         self.stats.from_store = jar.is_some();
+        self.jar_unproven_from_store = jar.is_some();
         self.jar = jar;
     }
 
@@ -136,29 +190,38 @@ impl NtsSession {
     }
 
     /// One protected exchange: NTS-KE first if the jar is empty, and once
-    /// more if the server answers with a NAK.
+    /// more if the server answers with a NAK, or if a jar restored from the
+    /// store gets no reply (no reply or an ICMP refusal; the jar is dropped
+    /// and [`KeStats::stored_session_dropped`] says so).
     ///
     /// # Errors
     /// Why there is no sample; [`SessionError::class`] says how to report it.
     pub fn query(&mut self) -> Result<Sample, SessionError> {
-        let mut retried_after_nak = false;
+        let mut retries = Retries::default();
         loop {
             if self.jar.as_ref().is_none_or(|j| j.cookies.is_empty()) {
                 self.key_exchange()?;
             }
-            match self.exchange() {
-                Err(SessionError::Nak) if !retried_after_nak => {
-                    // RFC 8915 section 5.7: the cookies are useless; redo NTS-KE.
-                    retried_after_nak = true;
-                    self.jar = None;
+            let error = match self.exchange() {
+                Ok(sample) => return Ok(sample),
+                // An authenticated reply (even an unusable one) proves the jar.
+                Err(e @ SessionError::Reply(_)) => {
+                    self.jar_unproven_from_store = false;
+                    return Err(e);
                 }
-                Err(SessionError::Nak) => return Err(SessionError::NakAfterFreshKe),
-                other => return other,
+                Err(e) => e,
+            };
+            match retries.after(error, self.jar_unproven_from_store)? {
+                // RFC 8915 section 5.7: the cookies are useless; redo NTS-KE.
+                Recovery::AfterNak => {}
+                Recovery::DropStoredSession => self.stats.stored_session_dropped = true,
             }
+            self.jar = None;
+            self.jar_unproven_from_store = false;
         }
     }
 
-    /// One NTS-KE, replacing the jar.
+    /// One NTS-KE, replacing the jar (on success).
     ///
     /// # Errors
     /// The key exchange failed or gave no cookie; the old jar is kept.
@@ -176,6 +239,7 @@ impl NtsSession {
         if outcome.cookies.is_empty() {
             return Err(SessionError::NoCookie { server });
         }
+        self.jar_unproven_from_store = false;
         self.jar = Some(CookieJar {
             ke_server: server,
             aead_id: outcome.aead_id,
@@ -199,7 +263,11 @@ impl NtsSession {
         };
         let addr = resolve_ntp(jar)?;
         self.ntp_addr = Some(addr);
-        exchange(jar, addr, self.timeout)
+        let result = exchange(jar, addr, self.timeout);
+        if result.is_ok() {
+            self.jar_unproven_from_store = false;
+        }
+        result
     }
 }
 
@@ -213,4 +281,68 @@ fn resolve_ntp(jar: &CookieJar) -> Result<SocketAddr, SessionError> {
         .map_err(|e| resolve_error(Some(e)))?
         .next()
         .ok_or_else(|| resolve_error(None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: Duration = Duration::from_secs(2);
+
+    #[test]
+    fn a_silent_stored_session_is_dropped_once() {
+        let mut retries = Retries::default();
+        assert_eq!(
+            retries.after(SessionError::Timeout(T), true).ok(),
+            Some(Recovery::DropStoredSession)
+        );
+        // The fresh session is silent too: reported, not retried.
+        let e = retries
+            .after(SessionError::Timeout(T), false)
+            .expect_err("fail");
+        assert!(
+            matches!(e, SessionError::TimeoutAfterDroppingStored(_)),
+            "{e:?}"
+        );
+        assert_eq!(e.class(), FailureClass::NoAnswer);
+        assert!(e.to_string().contains("dropped"), "{e}");
+        // An ICMP refusal of a stored session counts as silence too.
+        assert_eq!(
+            Retries::default()
+                .after(SessionError::ConnectionRefused, true)
+                .ok(),
+            Some(Recovery::DropStoredSession)
+        );
+    }
+
+    #[test]
+    fn a_silent_fresh_session_is_not_retried() {
+        let e = Retries::default()
+            .after(SessionError::Timeout(T), false)
+            .expect_err("fail");
+        assert!(matches!(e, SessionError::Timeout(_)), "{e:?}");
+    }
+
+    #[test]
+    fn a_nak_redoes_nts_ke_once_also_after_a_dropped_session() {
+        let mut retries = Retries::default();
+        assert_eq!(
+            retries.after(SessionError::Timeout(T), true).ok(),
+            Some(Recovery::DropStoredSession)
+        );
+        assert_eq!(
+            retries.after(SessionError::Nak, false).ok(),
+            Some(Recovery::AfterNak)
+        );
+        let e = retries.after(SessionError::Nak, false).expect_err("fail");
+        assert!(matches!(e, SessionError::NakAfterFreshKe), "{e:?}");
+    }
+
+    #[test]
+    fn other_failures_are_reported_as_they_are() {
+        let e = Retries::default()
+            .after(SessionError::NoCookieLeft, true)
+            .expect_err("fail");
+        assert!(matches!(e, SessionError::NoCookieLeft), "{e:?}");
+    }
 }

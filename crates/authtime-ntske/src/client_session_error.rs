@@ -15,8 +15,10 @@ pub enum FailureClass {
     Authentication,
     /// No usable answer: unreachable, silent, unresolvable.
     NoAnswer,
-    /// The authenticated reply says the server's clock is unsynchronized
-    /// ([`SessionError::Reply`] holding [`authtime_proto::ClientError::Unsynchronized`]).
+    /// The authenticated reply says the server's clock is unsynchronized, or
+    /// is unfit by its root distance ([`SessionError::Reply`] holding
+    /// [`authtime_proto::ClientError::Unsynchronized`] or
+    /// [`authtime_proto::ClientError::RootDistanceTooLarge`]).
     Unsynchronized,
 }
 
@@ -78,6 +80,9 @@ pub enum SessionError {
     OnlyForgedReplies(authtime_nts::ClientError),
     /// Nothing arrived in time.
     Timeout(Duration),
+    /// Nothing arrived in time after the stored session, silent too, was
+    /// dropped and NTS-KE redone.
+    TimeoutAfterDroppingStored(Duration),
 }
 
 impl SessionError {
@@ -95,9 +100,10 @@ impl SessionError {
             | Self::SessionKeys(_)
             | Self::NakAfterFreshKe
             | Self::OnlyForgedReplies(_) => FailureClass::Authentication,
-            Self::Reply(authtime_proto::ClientError::Unsynchronized { .. }) => {
-                FailureClass::Unsynchronized
-            }
+            Self::Reply(
+                authtime_proto::ClientError::Unsynchronized { .. }
+                | authtime_proto::ClientError::RootDistanceTooLarge { .. },
+            ) => FailureClass::Unsynchronized,
             _ => FailureClass::NoAnswer,
         }
     }
@@ -139,6 +145,12 @@ impl fmt::Display for SessionError {
                 write!(f, "only replies that failed NTS checks arrived (last: {e})")
             }
             Self::Timeout(t) => write!(f, "no reply within {} s", t.as_secs_f64()),
+            Self::TimeoutAfterDroppingStored(t) => write!(
+                f,
+                "no reply within {} s, neither to the stored NTS session (dropped) nor to a \
+                 fresh one after NTS-KE",
+                t.as_secs_f64()
+            ),
         }
     }
 }

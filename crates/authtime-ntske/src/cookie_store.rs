@@ -183,6 +183,18 @@ pub fn save_jar(path: &Path, jar: &CookieJar) -> Result<(), CookieStoreError> {
     result.map_err(CookieStoreError::Io)
 }
 
+/// Removes the store at `path` (a session that is no longer any use, whose
+/// replacement could not be made); a missing file is not an error.
+///
+/// # Errors
+/// The file exists but cannot be removed.
+pub fn forget_jar(path: &Path) -> Result<(), CookieStoreError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(CookieStoreError::Io(e)),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +221,9 @@ mod tests {
         assert_eq!(back.cookies, jar.cookies);
         assert_eq!(back.c2s, jar.c2s);
         assert!(load_jar(&path, "b:1").expect("load").is_none());
+        forget_jar(&path).expect("removed");
+        assert!(load_jar(&path, "a:1").expect("load").is_none());
+        forget_jar(&path).expect("nothing to remove");
         std::fs::write(&path, "{\"version\": 1}").expect("write");
         assert!(load_jar(&path, "a:1").is_err());
         std::fs::write(&path, "garbage").expect("write");

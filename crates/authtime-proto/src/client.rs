@@ -3,8 +3,8 @@
 
 use authtime_keys::{KeyEntry, KeyType};
 use authtime_wire::{
-    Header, LeapIndicator, Mode, NtpTimestamp, Packet, PacketWriter, ReferenceId, Trailer,
-    WireError, digest_len_on_wire,
+    Header, LeapIndicator, Mode, NtpDuration, NtpTimestamp, Packet, PacketWriter, ReferenceId,
+    Trailer, WireError, digest_len_on_wire,
 };
 
 use crate::ClientError;
@@ -12,6 +12,11 @@ use crate::server::verify_digest;
 
 /// Frequency tolerance PHI of RFC 5905 section 7.2: 15 ppm.
 const PHI: f64 = 15e-6;
+/// MINDISP of RFC 5905 section 7.2: the least delay a root distance counts, 10 ms.
+const MIN_DISPERSION: f64 = 0.01;
+/// MAXDIST of RFC 5905 section 7.2: a server whose root distance exceeds
+/// 1.5 s is unfit (section 11.2.1, `fit()`), whatever its offset.
+pub const MAX_ROOT_DISTANCE: f64 = 1.5;
 const NTP_UNITS_PER_SECOND: f64 = 4_294_967_296.0;
 
 /// What a client puts into its requests.
@@ -78,6 +83,13 @@ pub struct Sample {
     pub root_delay: f64,
     /// The server's root dispersion in seconds.
     pub root_dispersion: f64,
+    /// Root distance of this sample in seconds: RFC 5905 section A.5.5.2
+    /// `root_dist()` for one fresh sample, that is max(MINDISP, root delay
+    /// plus delay) / 2, plus root dispersion, plus dispersion. Jitter (one
+    /// sample has none) and the PHI aging since the sample (zero at T4) add
+    /// nothing. Never above [`MAX_ROOT_DISTANCE`] in a sample the client
+    /// returns.
+    pub root_distance: f64,
     /// The reply's version.
     pub version: u8,
     /// The server's transmit timestamp (T3).
@@ -164,7 +176,8 @@ impl PendingRequest<'_> {
     /// Checks `response`, received at `recv_time` (T4), and computes the
     /// sample: mode 4, origin timestamp equal to our transmit timestamp, the
     /// MAC under our key (constant-time) when we sent one, no Kiss-o'-Death,
-    /// a synchronized server and consistent timestamps.
+    /// a synchronized server, consistent timestamps and a root distance of
+    /// at most [`MAX_ROOT_DISTANCE`].
     ///
     /// # Errors
     /// The first check that fails; [`ClientError::reaction`] says whether to
@@ -189,7 +202,8 @@ impl PendingRequest<'_> {
     /// The checks and the sample of [`PendingRequest::process_response`] for
     /// a header whose packet was authenticated by other means (NTS, RFC 8915
     /// section 5.7): mode 4, origin equal to our transmit timestamp, no
-    /// Kiss-o'-Death, a synchronized server, consistent timestamps.
+    /// Kiss-o'-Death, a synchronized server, consistent timestamps, a root
+    /// distance of at most [`MAX_ROOT_DISTANCE`].
     ///
     /// # Errors
     /// The first check that fails.
@@ -220,7 +234,19 @@ impl PendingRequest<'_> {
                 auth,
             });
         }
-        self.sample(h, recv_time, auth)
+        let sample = self.sample(h, recv_time, auth)?;
+        // RFC 5905 section 11.2.1: a root distance above MAXDIST makes the
+        // server unfit (NTPsec sends 7.95 s right after it syncs to its
+        // local clock). Not `>=`: exactly 1.5 s is still fit.
+        if sample.root_distance > MAX_ROOT_DISTANCE || sample.root_distance.is_nan() {
+            return Err(ClientError::RootDistanceTooLarge {
+                root_distance: NtpDuration::from_seconds_f64(sample.root_distance),
+                root_delay: h.root_delay,
+                root_dispersion: h.root_dispersion,
+                auth,
+            });
+        }
+        Ok(sample)
     }
 
     fn check_mac(&self, packet: &Packet<'_>) -> Result<AuthStatus, ClientError> {
@@ -274,6 +300,10 @@ impl PendingRequest<'_> {
         let dispersion = 2f64.powi(i32::from(h.precision))
             + 2f64.powi(i32::from(self.precision))
             + PHI * (round_trip as f64 / NTP_UNITS_PER_SECOND);
+        let root_delay = h.root_delay.as_seconds_f64();
+        let root_dispersion = h.root_dispersion.as_seconds_f64();
+        let root_distance =
+            (root_delay + delay).max(MIN_DISPERSION) / 2.0 + root_dispersion + dispersion;
         Ok(Sample {
             offset,
             delay,
@@ -282,8 +312,9 @@ impl PendingRequest<'_> {
             reference_id: h.reference_id,
             leap: h.leap,
             precision: h.precision,
-            root_delay: h.root_delay.as_seconds_f64(),
-            root_dispersion: h.root_dispersion.as_seconds_f64(),
+            root_delay,
+            root_dispersion,
+            root_distance,
             version: h.version,
             server_transmit: t3,
             auth,
@@ -294,9 +325,10 @@ impl PendingRequest<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ClientReaction;
     use crate::{AuthFailurePolicy, NoStats, Server, ServerAction, ServerConfig};
     use authtime_keys::{KeyMaterial, KeySet};
-    use authtime_wire::{KissCode, NtpDuration};
+    use authtime_wire::{KissCode, NtpShort};
 
     fn keys() -> KeySet {
         KeySet::new(&[
@@ -452,6 +484,76 @@ mod tests {
             })
         );
         assert!(pending.process_response(&out[..len], t1).is_ok());
+    }
+
+    /// A plain reply from our server with its root delay and root
+    /// dispersion replaced (a crafted reply: bytes 4..12 are not covered by
+    /// anything without a key), 1 ms round trip.
+    fn reply_with_root(
+        root_delay: f64,
+        root_dispersion: f64,
+    ) -> (PendingRequest<'static>, [u8; 48], NtpTimestamp) {
+        let t1 = NtpTimestamp::from_unix(1_700_000_000, 0);
+        let mut req = [0u8; 48];
+        let (_, pending) =
+            build_request(&ClientConfig::default(), t1, None, &mut req).expect("req");
+        let t2 = t1.wrapping_add(secs(0.0005));
+        let mut out = [0u8; 48];
+        let ServerAction::Send(48) =
+            Server::default().handle(&req, t2, t2, &keys(), &mut out, &mut NoStats)
+        else {
+            panic!("no 48-byte reply")
+        };
+        out[4..8].copy_from_slice(
+            &NtpShort::from_seconds_f64(root_delay)
+                .to_bits()
+                .to_be_bytes(),
+        );
+        out[8..12].copy_from_slice(
+            &NtpShort::from_seconds_f64(root_dispersion)
+                .to_bits()
+                .to_be_bytes(),
+        );
+        (pending, out, t1.wrapping_add(secs(0.001)))
+    }
+
+    #[test]
+    fn root_distance_within_maxdist_is_fit() {
+        // RFC 5905 section 7.2: MAXDIST 1.5 s. 1.49 s of root dispersion
+        // plus max(MINDISP, 1 ms) / 2 = 5 ms is 1.495 s.
+        let (pending, reply, t4) = reply_with_root(0.0, 1.49);
+        let s = pending.process_response(&reply, t4).expect("fit");
+        assert!((s.root_distance - 1.495).abs() < 1e-4, "{s:?}");
+        // Root delay counts half.
+        let (pending, reply, t4) = reply_with_root(0.5, 1.2);
+        let s = pending.process_response(&reply, t4).expect("fit");
+        assert!((s.root_distance - 1.4505).abs() < 1e-4, "{s:?}");
+    }
+
+    #[test]
+    fn root_distance_beyond_maxdist_is_unfit() {
+        for (root_delay, root_dispersion) in [(0.0, 1.51), (0.6, 1.3), (0.0, 7.95)] {
+            let (pending, reply, t4) = reply_with_root(root_delay, root_dispersion);
+            let e = pending.process_response(&reply, t4).expect_err("unfit");
+            let ClientError::RootDistanceTooLarge {
+                root_distance,
+                root_dispersion: sent,
+                auth,
+                ..
+            } = e
+            else {
+                panic!("{e:?}")
+            };
+            let expected = (root_delay + 0.001_f64).max(0.01) / 2.0 + root_dispersion;
+            assert!(
+                (root_distance.as_seconds_f64() - expected).abs() < 1e-3,
+                "{e:?}"
+            );
+            assert!((sent.as_seconds_f64() - root_dispersion).abs() < 1e-4);
+            assert_eq!(auth, AuthStatus::Unauthenticated);
+            assert_eq!(e.reaction(), ClientReaction::DiscardSample);
+            assert!(e.to_string().contains("exceeds 1.5 s"), "{e}");
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use authtime_wire::{KissCode, LeapIndicator, Mode, WireError};
+use authtime_wire::{KissCode, LeapIndicator, Mode, NtpDuration, NtpShort, WireError};
 
 use crate::AuthStatus;
 
@@ -63,6 +63,21 @@ pub enum ClientError {
         /// How the reply was authenticated.
         auth: AuthStatus,
     },
+    /// The server answered, but its root distance (root delay / 2 + root
+    /// dispersion + this exchange's share, [`crate::Sample::root_distance`])
+    /// exceeds RFC 5905's MAXDIST of 1.5 s ([`crate::MAX_ROOT_DISTANCE`]):
+    /// the server is unfit (section 11.2.1), its time is not to be used. The
+    /// reply is otherwise valid (an NTS client keeps its cookies).
+    RootDistanceTooLarge {
+        /// The root distance computed for this reply.
+        root_distance: NtpDuration,
+        /// The root delay it sent.
+        root_delay: NtpShort,
+        /// The root dispersion it sent.
+        root_dispersion: NtpShort,
+        /// How the reply was authenticated.
+        auth: AuthStatus,
+    },
     /// A zero receive or transmit timestamp, a server that sent before it
     /// received, or a receive time before our send time.
     InvalidTimestamps,
@@ -102,9 +117,10 @@ impl ClientError {
             Self::CryptoNak => ClientReaction::AuthenticationFailed,
             Self::KissOfDeath { code, .. } if code.means_stop() => ClientReaction::Stop,
             Self::KissOfDeath { code, .. } if code.means_slow_down() => ClientReaction::SlowDown,
-            Self::KissOfDeath { .. } | Self::Unsynchronized { .. } | Self::InvalidTimestamps => {
-                ClientReaction::DiscardSample
-            }
+            Self::KissOfDeath { .. }
+            | Self::Unsynchronized { .. }
+            | Self::RootDistanceTooLarge { .. }
+            | Self::InvalidTimestamps => ClientReaction::DiscardSample,
         }
     }
 
@@ -123,6 +139,7 @@ impl ClientError {
             Self::BadMac { .. } => "bad_mac",
             Self::KissOfDeath { .. } => "kiss_of_death",
             Self::Unsynchronized { .. } => "unsynchronized",
+            Self::RootDistanceTooLarge { .. } => "root_distance_too_large",
             Self::InvalidTimestamps => "invalid_timestamps",
         }
     }
@@ -165,6 +182,18 @@ impl fmt::Display for ClientError {
                 f,
                 "server unsynchronized (leap {}, stratum {stratum}): it says its clock is not to be trusted",
                 leap.to_bits()
+            ),
+            Self::RootDistanceTooLarge {
+                root_distance,
+                root_dispersion,
+                ..
+            } => write!(
+                f,
+                "server unfit: root distance {:.3} s (root dispersion {:.3} s) exceeds {} s \
+                 (RFC 5905 MAXDIST)",
+                root_distance.as_seconds_f64(),
+                root_dispersion.as_seconds_f64(),
+                crate::MAX_ROOT_DISTANCE
             ),
             Self::InvalidTimestamps => f.write_str("reply timestamps are inconsistent"),
         }

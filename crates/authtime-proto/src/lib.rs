@@ -35,7 +35,9 @@ mod stats;
 #[doc(hidden)]
 pub mod fuzz_harness;
 
-pub use client::{AuthStatus, ClientConfig, PendingRequest, Sample, build_request};
+pub use client::{
+    AuthStatus, ClientConfig, MAX_ROOT_DISTANCE, PendingRequest, Sample, build_request,
+};
 pub use client_error::{ClientError, ClientReaction};
 pub use drop_reason::{DropReason, Reaction};
 pub use rate_limit::{RateLimitConfig, RateLimiter, RateVerdict};

@@ -150,14 +150,17 @@ const QUERY_HELP: &str = "Prints one line per reply: offset and delay in seconds
      1 authentication failed (bad or missing MAC in the reply, crypto-NAK, or the server answers \
      plain requests but not keyed ones); 2 bad usage or bad input (key file, key id, host); \
      3 no usable reply (no answer within --timeout, Kiss-o'-Death, or a server that answers \
-     but says it is unsynchronized: leap 3, or stratum 0 with reference id 0 as chrony sends; \
-     with --nts its fresh cookies are still kept). \
+     but says it is unsynchronized: leap 3, or stratum 0 with reference id 0 as chrony sends, \
+     or a server unfit by RFC 5905's root distance: root delay / 2 + root dispersion over 1.5 s, \
+     shown as root_distance_too_large with --json; with --nts its fresh cookies are still kept). \
      With several queries the first of 1, 3 in that order wins.\n\n\
      With --nts, the server is an NTS-KE server: authtime runs NTS-KE (TLS 1.3), then sends \
      NTS-protected requests to the NTP server it names, using each cookie once and keeping the \
-     fresh ones; an NTS NAK makes it redo NTS-KE once. Only authenticated replies count; a reply \
-     that fails NTS authentication is ignored like a forgery, and exit code 1 means the \
-     key exchange or every reply failed authentication.\n\n\
+     fresh ones; an NTS NAK makes it redo NTS-KE once, and so does a session from --cookie-store \
+     whose request gets no reply (a server that changed its keys may drop old cookies without \
+     a NAK): that session is dropped, its cookies removed from the store. Only authenticated \
+     replies count; a reply that fails NTS authentication is ignored like a forgery, and exit \
+     code 1 means the key exchange or every reply failed authentication.\n\n\
      Examples:\n  authtime query 127.0.0.1:11123\n  \
      authtime query ntp.example.net --key-file ntp.keys --key-id 1 --count 4 --json\n  \
      authtime query --nts time.cloudflare.com\n  \

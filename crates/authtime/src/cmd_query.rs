@@ -37,6 +37,20 @@ pub(crate) enum Failure {
         /// How the reply was authenticated.
         auth: AuthStatus,
     },
+    /// The server answered, but its root distance exceeds RFC 5905's
+    /// MAXDIST (1.5 s): unfit, its time is not used.
+    Unfit {
+        /// Why, in words.
+        reason: String,
+        /// The root distance computed, in seconds.
+        root_distance: f64,
+        /// The root delay sent, in seconds.
+        root_delay: f64,
+        /// The root dispersion sent, in seconds.
+        root_dispersion: f64,
+        /// How the reply was authenticated.
+        auth: AuthStatus,
+    },
 }
 
 impl Failure {
@@ -44,7 +58,8 @@ impl Failure {
         match self {
             Self::Authentication(r)
             | Self::NoAnswer(r)
-            | Self::Unsynchronized { reason: r, .. } => r,
+            | Self::Unsynchronized { reason: r, .. }
+            | Self::Unfit { reason: r, .. } => r,
         }
     }
 
@@ -53,12 +68,35 @@ impl Failure {
             Self::Authentication(_) => "authentication_failed",
             Self::NoAnswer(_) => "no_answer",
             Self::Unsynchronized { .. } => "unsynchronized",
+            Self::Unfit { .. } => "root_distance_too_large",
         }
     }
 
-    /// The failure for a client error that means "unsynchronized", if it is one.
+    /// The failure for a client error that means "answered, but its time is
+    /// not to be used" (unsynchronized, or unfit by root distance), if it is one.
     pub(crate) fn unsynchronized(error: &ClientError) -> Option<Self> {
         match *error {
+            ClientError::RootDistanceTooLarge {
+                root_distance,
+                root_delay,
+                root_dispersion,
+                auth,
+            } => Some(Self::Unfit {
+                reason: format!(
+                    "server unfit, {}: root distance {:.3} s (root delay {:.3} s / 2 + root \
+                     dispersion {:.3} s + this exchange) exceeds RFC 5905's MAXDIST of {} s, \
+                     its time is not used",
+                    auth_text(auth),
+                    root_distance.as_seconds_f64(),
+                    root_delay.as_seconds_f64(),
+                    root_dispersion.as_seconds_f64(),
+                    authtime_proto::MAX_ROOT_DISTANCE
+                ),
+                root_distance: root_distance.as_seconds_f64(),
+                root_delay: root_delay.as_seconds_f64(),
+                root_dispersion: root_dispersion.as_seconds_f64(),
+                auth,
+            }),
             ClientError::Unsynchronized {
                 leap,
                 stratum,
@@ -351,6 +389,7 @@ pub(crate) fn print_json(
                     "version": s.version,
                     "root_delay": s.root_delay,
                     "root_dispersion": s.root_dispersion,
+                    "root_distance": s.root_distance,
                     "authenticated": s.auth != AuthStatus::Unauthenticated,
                     "auth": auth_kind(s.auth),
                     "key_id": key_id,
@@ -369,6 +408,24 @@ pub(crate) fn print_json(
                 "reason": reason,
                 "stratum": stratum,
                 "leap": leap_name(*leap),
+                "authenticated": *auth != AuthStatus::Unauthenticated,
+                "auth": auth_kind(*auth),
+            }),
+            Err(Failure::Unfit {
+                reason,
+                root_distance,
+                root_delay,
+                root_dispersion,
+                auth,
+            }) => json!({
+                "ok": false,
+                "answered": true,
+                "error": "root_distance_too_large",
+                "reason": reason,
+                "root_distance": root_distance,
+                "max_root_distance": authtime_proto::MAX_ROOT_DISTANCE,
+                "root_delay": root_delay,
+                "root_dispersion": root_dispersion,
                 "authenticated": *auth != AuthStatus::Unauthenticated,
                 "auth": auth_kind(*auth),
             }),

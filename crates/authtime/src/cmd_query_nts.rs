@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::anyhow;
-use authtime_ntske::cookie_store::{load_jar, save_jar};
+use authtime_ntske::cookie_store::{forget_jar, load_jar, save_jar};
 use authtime_ntske::{FailureClass, NtsSession, SessionError, SessionSetupError};
 use authtime_proto::Sample;
 use serde_json::json;
@@ -97,8 +97,16 @@ pub fn query_nts(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<
         }
         results.push(result);
     }
-    if let (Some(path), Some(jar)) = (&args.cookie_store, session.jar()) {
-        save_jar(path, jar).map_err(|e| store_error(path, &e))?;
+    if let Some(path) = &args.cookie_store {
+        match session.jar() {
+            Some(jar) => save_jar(path, jar).map_err(|e| store_error(path, &e))?,
+            // The stored session was dropped and NTS-KE gave none in its
+            // place: its cookies must not be tried again on the next run.
+            None if session.ke_stats().stored_session_dropped => {
+                forget_jar(path).map_err(|e| store_error(path, &e))?;
+            }
+            None => {}
+        }
     }
     let shown = session.ntp_addr().unwrap_or(ke_addr);
     let report = session.ke_stats();
@@ -111,7 +119,15 @@ pub fn query_nts(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<
         "aead": jar.and_then(|j| authtime_ntske::aead::name(j.aead_id)),
         "ntp_server": jar.map(|j| format!("{}:{}", j.ntp_server, j.ntp_port)),
         "cookies_left": jar.map_or(0, |j| j.cookies.len()),
+        "stored_session_dropped": report.stored_session_dropped,
     });
+    if report.stored_session_dropped && !args.json {
+        writeln!(
+            streams.stderr,
+            "NTS: the session from the cookie store got no reply and was dropped (its cookies \
+             removed from the store); NTS-KE was redone"
+        )?;
+    }
     if args.json {
         print_json(streams, &args.server, shown, &results, Some(("nts", nts)))?;
     } else {

@@ -142,6 +142,21 @@ fn ask_server(server: &str) -> anyhow::Result<Live> {
             ),
             json!({ "answered": true, "synchronized": false, "leap": leap.to_bits(), "stratum": stratum }),
         ),
+        Err(Failure::Unfit {
+            root_delay,
+            root_dispersion,
+            root_distance,
+            ..
+        }) => (
+            format!(
+                "announces root delay {root_delay:.6} s, root dispersion {root_dispersion:.6} s: \
+                 root distance {root_distance:.3} s, UNFIT for clients (over 1.5 s)"
+            ),
+            json!({
+                "answered": true, "synchronized": true, "fit": false, "root_delay": root_delay,
+                "root_dispersion": root_dispersion, "root_distance": root_distance,
+            }),
+        ),
         Err(f) => (
             format!("no usable answer: {}", f.reason()),
             json!({ "answered": false, "reason": f.reason() }),

@@ -56,7 +56,8 @@ pub mod exit_code {
     /// length, an unreadable file. clap's own usage errors exit with 2 as well.
     pub const USAGE: u8 = 2;
     /// A network peer gave no usable answer (`authtime query`: no reply in
-    /// time, a Kiss-o'-Death, an unsynchronized server).
+    /// time, a Kiss-o'-Death, an unsynchronized server, a server whose root
+    /// distance exceeds 1.5 s).
     pub const NO_ANSWER: u8 = 3;
 }
 
