@@ -110,6 +110,24 @@ fn wait_metric_for(serve: &Serve, sample: &str, value: u64, limit: Duration) -> 
     }
 }
 
+/// The TLS key exchange group authtime's NTS-KE server counted for every
+/// handshake so far (`authtime_ntske_key_exchange_groups_total{group=...}`),
+/// when it counts them and they all took one group.
+fn negotiated_group(metrics: &str) -> Option<String> {
+    let groups: Vec<&str> = metrics
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("authtime_ntske_key_exchange_groups_total{group=\"")?;
+            let (group, count) = rest.split_once("\"} ")?;
+            (count.trim().parse::<u64>().ok()? > 0).then_some(group)
+        })
+        .collect();
+    match groups.as_slice() {
+        [group] => Some((*group).to_owned()),
+        _ => None,
+    }
+}
+
 /// The IANA AEAD id of a name authtime prints, for the matrix.
 fn aead_with_id(name: &str) -> String {
     let id = match name {
@@ -191,10 +209,16 @@ fn ntpd_rs_uses_authtime_as_its_nts_source() {
     let peer = install().peer();
     let test = "nts_ntpd_rs::ntpd_rs_uses_authtime_as_its_nts_source";
     let cookies = format!("{} cookies", source.nts_cookies.unwrap_or(0));
-    for (feature, result) in [
-        ("NTS-KE", "ntp-ctl: NTS source, 0 missing polls"),
-        ("cookies", cookies.as_str()),
-    ] {
+    let mut rows = vec![
+        ("NTS-KE", "ntp-ctl: NTS source, 0 missing polls".to_owned()),
+        ("cookies", cookies),
+    ];
+    // authtime builds that count handshakes by group say which one ntpd-rs
+    // took (older ones do not: then there is no row).
+    if let Some(group) = negotiated_group(&metrics) {
+        rows.push(("key group", group));
+    }
+    for (feature, result) in &rows {
         proven(Row {
             peer: &peer,
             direction: Direction::PeerToAuthtime,
@@ -429,6 +453,8 @@ fn authtime_query_gets_nts_and_plain_samples_from_ntpd_rs() {
         assert_eq!(reply["stratum"], 1, "{reply}");
     }
     let aead = json["nts"]["aead"].as_str().expect("aead").to_owned();
+    // Builds of authtime that report the TLS key exchange group say it here.
+    let group = json["nts"]["tls_group"].as_str().map(str::to_owned);
     let cookies = json["nts"]["cookies_left"].as_u64().expect("cookies_left");
     assert!(cookies >= 1, "{json}");
     let nts_accepted = ntpd_rs.ctl_metric_sum("ntp_server_nts_accepted_packets_total");
@@ -463,13 +489,17 @@ fn authtime_query_gets_nts_and_plain_samples_from_ntpd_rs() {
         median(&times),
         times.len()
     );
-    for (feature, result) in [
-        ("NTS-KE", "authenticated samples, stratum 1"),
-        ("AEAD", aead.as_str()),
-        ("cookies", cookies.as_str()),
-        ("plain NTP", "stratum 1 replies"),
-        ("handshake", handshake.as_str()),
-    ] {
+    let mut rows = vec![
+        ("NTS-KE", "authenticated samples, stratum 1".to_owned()),
+        ("AEAD", aead),
+        ("cookies", cookies),
+        ("plain NTP", "stratum 1 replies".to_owned()),
+        ("handshake", handshake),
+    ];
+    if let Some(group) = group {
+        rows.push(("key group", group));
+    }
+    for (feature, result) in &rows {
         proven(Row {
             peer: &peer,
             direction: Direction::AuthtimeToPeer,
