@@ -110,6 +110,8 @@ impl NtpdRs {
             "observation socket path too long: {}",
             socket.display()
         );
+        // A socket left by an earlier daemon would end the wait below at once.
+        let _ = std::fs::remove_file(&socket);
         let config = dir.path(&format!("{name}.toml"));
         std::fs::write(
             &config,
