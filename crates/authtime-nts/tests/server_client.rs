@@ -630,6 +630,26 @@ fn short_nonce_needs_additional_padding() {
     assert_drop(fx.respond(&request).0, NtsDrop::NonceLength);
 }
 
+/// chrony's authenticator for AEAD 30 (nts_ntp_auth.c NNA_GenerateAuthEF, tags 4.6 and
+/// 4.6.1): nonce length min(16, SIV_GetMaxNonceLength) = 12 (siv_nettle.c,
+/// SIV_GCM_NONCE_SIZE), no nonce padding and no additional padding, since
+/// min(NTS_MIN_UNPADDED_NONCE_LENGTH = 16, 12) - 12 = 0; a 32-byte unique identifier
+/// (NTS_MIN_UNIQ_ID_LENGTH). We take it, and our client's own request has the same layout.
+#[test]
+fn chrony_gcm_siv_authenticator_layout_is_accepted() {
+    let mut fx = Fixture::new(AeadAlgorithm::Aes128GcmSiv);
+    assert_eq!(AeadAlgorithm::Aes128GcmSiv.nonce_len(), 12);
+    assert_eq!(AeadAlgorithm::Aes128GcmSiv.required_padded_nonce_len(), 12);
+    let mut spec = fx.standard();
+    spec.nonce_len = 12;
+    spec.extra_padding = 0;
+    let request = fx.custom(&spec);
+    assert!(matches!(
+        fx.respond(&request).0,
+        Ok(ServerAction::Reply { .. })
+    ));
+}
+
 #[test]
 fn non_nts_and_non_client_packets_are_dropped() {
     let mut fx = Fixture::new(AeadAlgorithm::AesSivCmac256);

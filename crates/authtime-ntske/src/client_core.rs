@@ -16,7 +16,9 @@ use crate::aead;
 use crate::key_export::{ExportError, KeyExporter, SessionKeys, export_session_keys};
 use crate::message::{MessageError, MessageLimits, decode_message};
 use crate::ntp_server_name::{ServerNameError, validate_ntp_server_name};
-use crate::record::{NEXT_PROTOCOL_NTPV4, Record, RecordError, encode_records, record_type};
+use crate::record::{
+    NEXT_PROTOCOL_NTPV4, Record, RecordError, encode_records, peer_record_type, record_type,
+};
 
 /// Largest cookie accepted. Real cookies are 64-104 bytes (chrony, ntpd-rs, NTPsec).
 pub const MAX_COOKIE_LEN: usize = 1024;
@@ -120,6 +122,13 @@ pub struct NegotiatedSession {
 
 /// Builds a request offering NTPv4 and `aead_preference` (most preferred first).
 ///
+/// When AES-128-GCM-SIV (30) comes before AES-SIV-CMAC-256 (15), the only case where a
+/// server would choose it, the request also carries chrony's compliant-128gcm record
+/// (type 1024, not critical, empty): we export AEAD 30 keys with the RFC 8915 context,
+/// and chrony 4.6.1 and later, and `authtime serve`, choose 30 only from clients that
+/// say so. With the default preference the request has no such record, so servers that
+/// refuse unknown records are not put to the test.
+///
 /// Fails only if the list is empty or too long for one record.
 pub fn build_request(aead_preference: &[u16]) -> Result<Vec<u8>, RecordError> {
     if aead_preference.is_empty() {
@@ -127,11 +136,22 @@ pub fn build_request(aead_preference: &[u16]) -> Result<Vec<u8>, RecordError> {
             record_type: record_type::AEAD_ALGORITHM,
         });
     }
-    encode_records(&[
+    let mut records = vec![
         Record::NextProtocol(vec![NEXT_PROTOCOL_NTPV4]),
         Record::AeadAlgorithm(aead_preference.to_vec()),
-        Record::EndOfMessage,
-    ])
+    ];
+    let position = |id| aead_preference.iter().position(|a| *a == id);
+    if let Some(gcm) = position(aead::AES_128_GCM_SIV)
+        && position(aead::AES_SIV_CMAC_256).is_none_or(|siv| gcm < siv)
+    {
+        records.push(Record::Unknown {
+            critical: false,
+            record_type: peer_record_type::CHRONY_COMPLIANT_128GCM_EXPORT,
+            body: Vec::new(),
+        });
+    }
+    records.push(Record::EndOfMessage);
+    encode_records(&records)
 }
 
 /// Checks a complete response held in `bytes` against the AEADs we `offered`.
@@ -270,6 +290,13 @@ mod tests {
             ]
         );
         assert!(build_request(&[]).is_err());
+        // AEAD 30 first: chrony's compliant-128gcm record, as chrony 4.6.1 sends it.
+        assert_eq!(
+            build_request(&[30, 15]).expect("valid"),
+            vec![
+                0x80, 1, 0, 2, 0, 0, 0x80, 4, 0, 4, 0, 30, 0, 15, 4, 0, 0, 0, 0x80, 0, 0, 0
+            ]
+        );
     }
 
     #[test]

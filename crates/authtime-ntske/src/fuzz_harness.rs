@@ -58,7 +58,13 @@ impl CookieIssuer for FixedIssuer {
 /// Runs the server core on arbitrary request bytes: the response must always be a valid
 /// message that our client core either accepts or rejects cleanly.
 pub fn server_request(data: &[u8]) {
-    let Ok(core) = KeServerCore::new(ServerCoreConfig::default(), Arc::new(FixedIssuer)) else {
+    // `authtime serve`'s AEADs, so that the choice around AEAD 30 and chrony's
+    // compliant-128gcm record is reached too.
+    let config = ServerCoreConfig {
+        aead_algorithms: vec![15, 17, 30],
+        ..ServerCoreConfig::default()
+    };
+    let Ok(core) = KeServerCore::new(config, Arc::new(FixedIssuer)) else {
         return;
     };
     let response = core.respond(data, &FakeExporter);
@@ -97,6 +103,10 @@ mod tests {
             vec![0xff; 40],
             good.clone(),
             response.clone(),
+            // chrony 4.6.1's request: AEAD [30, 15] and its compliant-128gcm record.
+            vec![
+                0x80, 1, 0, 2, 0, 0, 0x80, 4, 0, 4, 0, 30, 0, 15, 4, 0, 0, 0, 0x80, 0, 0, 0,
+            ],
         ];
         for n in 0..good.len() {
             inputs.push(good[..n].to_vec());

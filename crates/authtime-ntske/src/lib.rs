@@ -17,7 +17,9 @@
 //! What it does not do: make or open cookies, or run AEADs (that is `authtime-nts`,
 //! reached through [`CookieIssuer`]), nor build or check NTS-protected NTP packets
 //! (the client session calls `authtime-nts` and `authtime-proto` for those). No
-//! pool records (draft-venhoek) and no chrony private records.
+//! pool records (draft-venhoek, ntpd-rs: refused or ignored as RFC 8915 section 4
+//! says) and no keep-alive; of chrony's private records only the compliant-128gcm
+//! export record ([`record::peer_record_type`], docs/nts.md).
 
 pub mod aead;
 pub mod client;

@@ -35,6 +35,30 @@ pub mod record_type {
     pub const PORT: u16 = 7;
 }
 
+/// Record types other implementations send that RFC 8915 does not define. They decode as
+/// [`Record::Unknown`] and are handled by type number (docs/nts.md has the table).
+pub mod peer_record_type {
+    /// chrony (4.6.1 and later): "compliant AES-128-GCM-SIV key export", empty body, not
+    /// critical. A client that offers AEAD 30 sends it; a server that echoes it exports
+    /// AEAD 30 keys with the RFC 8915 section 5.1 context (id 30), without it chrony uses
+    /// id 15 in the context (nts-compliant-128gcm.html, chrony-project.org/doc/spec).
+    pub const CHRONY_COMPLIANT_128GCM_EXPORT: u16 = 1024;
+    /// ntpd-rs (1.x): keep the TLS connection open for another request, empty body, not
+    /// critical; sent with the pool records below.
+    pub const NTPD_RS_KEEP_ALIVE: u16 = 8;
+    /// ntpd-rs pool (draft-venhoek-nts-pool): Supported Next Protocol List, critical.
+    pub const NTPD_RS_SUPPORTED_NEXT_PROTOCOL_LIST: u16 = 9;
+    /// ntpd-rs pool: Supported Algorithm List, critical.
+    pub const NTPD_RS_SUPPORTED_ALGORITHM_LIST: u16 = 10;
+    /// ntpd-rs pool: Fixed Key Request (the pool hands the server the client's keys),
+    /// critical.
+    pub const NTPD_RS_FIXED_KEY_REQUEST: u16 = 12;
+    /// ntpd-rs: NTP Server Deny (a server the client does not want), not critical.
+    pub const NTPD_RS_NTP_SERVER_DENY: u16 = 13;
+    /// ntpd-rs pool: Authentication (the pool's key at the server), not critical.
+    pub const NTPD_RS_AUTHENTICATION: u16 = 14;
+}
+
 /// Error codes of the Error record (RFC 8915 section 4.1.3).
 pub mod error_code {
     /// Unrecognized Critical Record.

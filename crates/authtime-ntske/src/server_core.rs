@@ -13,7 +13,9 @@ use crate::aead;
 use crate::key_export::{ExportError, KeyExporter, export_session_keys};
 use crate::message::{MessageError, MessageLimits, decode_message};
 use crate::ntp_server_name::{ServerNameError, validate_ntp_server_name};
-use crate::record::{NEXT_PROTOCOL_NTPV4, Record, encode_records, error_code, record_type};
+use crate::record::{
+    NEXT_PROTOCOL_NTPV4, Record, encode_records, error_code, peer_record_type, record_type,
+};
 
 /// Cookies a server sends per response (RFC 8915 section 4.1.6: SHOULD be 8).
 pub const DEFAULT_COOKIE_COUNT: usize = 8;
@@ -48,9 +50,10 @@ pub trait CookieIssuer: Send + Sync {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerCoreConfig {
     /// AEAD ids the server (its cookie issuer) supports. The client's order decides among
-    /// them. Default: 15 (AES-SIV-CMAC-256, mandatory) and 17 (AES-SIV-CMAC-512). 30
-    /// (AES-128-GCM-SIV) is opt-in because chrony before 4.6.1 exported its keys with a
-    /// non-compliant length, which silently breaks those sessions.
+    /// them, except that 30 (AES-128-GCM-SIV) is passed over for a later common AEAD
+    /// unless the client sent chrony's compliant-128gcm record (chrony exports AEAD 30
+    /// keys with a non-compliant context otherwise; see `choose_aead`). Default: 15
+    /// (AES-SIV-CMAC-256, mandatory) and 17 (AES-SIV-CMAC-512); `authtime serve` adds 30.
     pub aead_algorithms: Vec<u16>,
     /// Cookies per response (default 8).
     pub cookie_count: usize,
@@ -153,6 +156,12 @@ pub enum RequestError {
         /// Its type.
         record_type: u16,
     },
+    /// A record of another implementation that we act on, with a body it never has
+    /// (chrony's compliant-128gcm record with a body). Bad Request.
+    MalformedPeerRecord {
+        /// Its type.
+        record_type: u16,
+    },
     /// The session timed out before a full request arrived (set by the driver). Bad Request.
     Timeout,
     /// Key export failed. Internal Server Error.
@@ -174,6 +183,7 @@ impl RequestError {
             | Self::EmptyAeadList
             | Self::ClientSentServerRecord { .. }
             | Self::DuplicateRecord { .. }
+            | Self::MalformedPeerRecord { .. }
             | Self::Timeout => error_code::BAD_REQUEST,
         }
     }
@@ -200,6 +210,9 @@ impl fmt::Display for RequestError {
             }
             Self::DuplicateRecord { record_type } => {
                 write!(f, "duplicate record type {record_type}")
+            }
+            Self::MalformedPeerRecord { record_type } => {
+                write!(f, "record type {record_type} with an unexpected body")
             }
             Self::Timeout => f.write_str("timed out waiting for the request"),
             Self::KeyExport(e) => write!(f, "{e}"),
@@ -255,6 +268,31 @@ impl fmt::Debug for KeServerCore {
 struct Request {
     protocols: Vec<u16>,
     aeads: Option<Vec<u16>>,
+    /// chrony's compliant-128gcm record was present (see [`choose_aead`]).
+    compliant_128gcm: bool,
+}
+
+/// The first of the client's AEADs the server supports, in the client's order, and
+/// whether to confirm chrony's compliant-128gcm record.
+///
+/// AEAD 30 is passed over when the client did not send that record and another common
+/// AEAD follows: chrony 4.6 offers [30, 15] and exports AEAD 30 keys with id 15 in the
+/// exporter context (its nts_ke.h), chrony 4.6.1 and later do the same unless the
+/// server confirms the record. We always export with the RFC 8915 context, so such a
+/// session would fail on its first NTP request; AES-SIV-CMAC-256 works with every
+/// chrony. A client that offers only 30 gets 30 with the RFC context (RFC 8915 section
+/// 5.1), as RFC 8915 asks.
+fn choose_aead(request: &Request, supported: &[u16]) -> Option<(u16, bool)> {
+    let aeads = request.aeads.as_deref().unwrap_or_default();
+    let common = || aeads.iter().copied().filter(|id| supported.contains(id));
+    let first = common().next()?;
+    if first != aead::AES_128_GCM_SIV {
+        return Some((first, false));
+    }
+    if request.compliant_128gcm {
+        return Some((first, true));
+    }
+    Some((common().nth(1).unwrap_or(first), false))
 }
 
 impl KeServerCore {
@@ -320,16 +358,15 @@ impl KeServerCore {
                 Negotiated::NoCommonProtocol,
             ));
         }
-        let aeads = match request.aeads {
+        match &request.aeads {
             Some(a) if a.is_empty() => return Err(RequestError::EmptyAeadList),
-            Some(a) => a,
+            Some(_) => {}
             None => return Err(RequestError::AeadAlgorithmCount(0)),
-        };
-        let chosen = aeads
-            .iter()
-            .copied()
-            .find(|id| self.config.aead_algorithms.contains(id));
-        let Some((aead_id, key_len)) = chosen.and_then(|id| Some((id, aead::key_len(id)?))) else {
+        }
+        let chosen = choose_aead(&request, &self.config.aead_algorithms);
+        let Some((aead_id, key_len, confirm_compliant)) =
+            chosen.and_then(|(id, confirm)| Some((id, aead::key_len(id)?, confirm)))
+        else {
             return Ok((
                 vec![
                     Record::NextProtocol(vec![NEXT_PROTOCOL_NTPV4]),
@@ -350,6 +387,14 @@ impl KeServerCore {
         let mut out = Vec::with_capacity(cookies.len() + 5);
         out.push(Record::NextProtocol(vec![NEXT_PROTOCOL_NTPV4]));
         out.push(Record::AeadAlgorithm(vec![aead_id]));
+        if confirm_compliant {
+            // As chrony's server answers: right after the AEAD record, not critical.
+            out.push(Record::Unknown {
+                critical: false,
+                record_type: peer_record_type::CHRONY_COMPLIANT_128GCM_EXPORT,
+                body: Vec::new(),
+            });
+        }
         if let Some(server) = &self.config.ntp_server {
             out.push(Record::Server(server.clone()));
         }
@@ -405,6 +450,7 @@ fn parse_request(records: &[Record]) -> Result<Request, RequestError> {
     let mut protocols: Vec<&Vec<u16>> = Vec::new();
     let mut aeads: Vec<&Vec<u16>> = Vec::new();
     let (mut servers, mut ports) = (0usize, 0usize);
+    let mut compliant_128gcm = false;
     for record in records {
         match record {
             Record::NextProtocol(p) => protocols.push(p),
@@ -418,6 +464,22 @@ fn parse_request(records: &[Record]) -> Result<Request, RequestError> {
             // (section 4.1.7), but there may be at most one of each.
             Record::Server(_) => servers += 1,
             Record::Port(_) => ports += 1,
+            // chrony's record has an empty body; chrony's server refuses any other
+            // with Bad Request, and so do we.
+            Record::Unknown {
+                record_type: peer_record_type::CHRONY_COMPLIANT_128GCM_EXPORT,
+                body,
+                ..
+            } => {
+                if !body.is_empty() {
+                    return Err(RequestError::MalformedPeerRecord {
+                        record_type: peer_record_type::CHRONY_COMPLIANT_128GCM_EXPORT,
+                    });
+                }
+                compliant_128gcm = true;
+            }
+            // Unknown non-critical records are ignored (RFC 8915 section 4): ntpd-rs's
+            // keep-alive, NTP Server Deny and pool Authentication records among them.
             Record::EndOfMessage | Record::Unknown { .. } => {}
         }
     }
@@ -445,6 +507,7 @@ fn parse_request(records: &[Record]) -> Result<Request, RequestError> {
     Ok(Request {
         protocols: protocols.clone(),
         aeads,
+        compliant_128gcm,
     })
 }
 
