@@ -8,9 +8,10 @@ cd "$(dirname "$0")"
 # Debian packages the tests start or call for real.
 # openssl: peer and cross-check; b3sum: BLAKE3 cross-check; libssl-dev and pkg-config:
 # the lab links libcrypto for its per-packet OpenSSL peer; fonts-dejavu-core: plot text;
-# groff-base, mandoc, zsh, fish: the man pages render and the completions parse.
+# groff-base, mandoc, zsh, fish: the man pages render and the completions parse;
+# gcc: aws-lc-sys compiles AWS-LC (rustls's provider) with the C compiler, no cmake.
 scripts/ensure-packages.sh openssl b3sum libssl-dev pkg-config fonts-dejavu-core chrony redis-server memcached \
-    groff-base mandoc zsh fish
+    groff-base mandoc zsh fish gcc
 
 echo "test.sh: cargo fmt --check"
 cargo fmt --all -- --check

@@ -2,7 +2,9 @@
 # The daemon stays lean: `authtimed` links no OpenSSL, no plotting, no lab and
 # no signature schemes it does not serve. Checked on the dependency tree
 # (`cargo tree -e normal`) and on the release binary (`ldd`: no libssl or
-# libcrypto at run time). Called by test.sh.
+# libcrypto at run time). Its TLS (NTS-KE, rediss) is rustls on AWS-LC, which
+# aws-lc-sys compiles and links statically: no shared crypto library either.
+# Called by test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

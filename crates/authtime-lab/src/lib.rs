@@ -28,6 +28,7 @@ pub mod section_mac;
 pub mod section_ntp;
 pub mod section_nts;
 pub mod section_nts_flood;
+pub mod section_nts_groups;
 pub mod section_nts_report;
 pub mod section_nts_server;
 pub mod section_partial;

@@ -90,6 +90,38 @@ pub enum Mode {
     Ntp,
 }
 
+/// The TLS key exchange groups the generator's NTS-KE client offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeyExchangeOffer {
+    /// authtime's client: X25519MLKEM768 first, then X25519, secp256r1 and
+    /// secp384r1 (a server with the hybrid group negotiates it).
+    X25519Mlkem768,
+    /// X25519 alone, as a client without post-quantum key exchange.
+    X25519,
+}
+
+impl KeyExchangeOffer {
+    /// Both, the hybrid first.
+    pub const ALL: [Self; 2] = [Self::X25519Mlkem768, Self::X25519];
+
+    /// The IANA name of the group a server with both negotiates.
+    #[must_use]
+    pub fn group_name(self) -> &'static str {
+        match self {
+            Self::X25519Mlkem768 => "X25519MLKEM768",
+            Self::X25519 => "X25519",
+        }
+    }
+
+    fn groups(self) -> Vec<&'static dyn rustls::crypto::SupportedKxGroup> {
+        match self {
+            Self::X25519Mlkem768 => authtime_ntske::tls_config::key_exchange_groups(),
+            Self::X25519 => vec![rustls::crypto::aws_lc_rs::kx_group::X25519],
+        }
+    }
+}
+
 /// What to send.
 #[derive(Debug, Clone)]
 pub struct NtsLoadOptions {
@@ -118,6 +150,8 @@ pub struct NtsLoadOptions {
     pub threads: usize,
     /// Offer TLS 1.3 session resumption (off: a full handshake every time).
     pub tls_resumption: bool,
+    /// The key exchange groups to offer.
+    pub key_exchange: KeyExchangeOffer,
 }
 
 /// A ramp's rates: `from`, `from + step`, ... up to `to`.
@@ -287,8 +321,11 @@ impl Generator {
                 .build()
         }
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-        let tls = authtime_ntske::tls_config::load_generator_client_config(opts.ca.as_deref())
-            .map_err(|e| format!("trust anchors: {e}"))?;
+        let tls = authtime_ntske::tls_config::load_generator_client_config_offering(
+            opts.ca.as_deref(),
+            opts.key_exchange.groups(),
+        )
+        .map_err(|e| format!("trust anchors: {e}"))?;
         let mut tls = (*tls).clone();
         if !opts.tls_resumption {
             tls.resumption = rustls::client::Resumption::disabled();
@@ -922,6 +959,7 @@ mod tests {
             sockets: 1,
             threads: 1,
             tls_resumption: false,
+            key_exchange: KeyExchangeOffer::X25519Mlkem768,
         };
         let started = Instant::now();
         let mut generator = Generator::new(opts).expect("generator");

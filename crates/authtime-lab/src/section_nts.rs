@@ -17,7 +17,9 @@
 //! both with the same CA-signed P-256 leaf; the generator runs on CPU 1.
 //! The reporting lives in [`crate::section_nts_report`]; after the rounds,
 //! [`crate::section_nts_flood`] adds a reconnect flood against both servers
-//! with their per-client limits on (issue 19).
+//! with their per-client limits on (issue 19), and
+//! [`crate::section_nts_groups`] authtime's NTS-KE with the hybrid
+//! post-quantum key exchange and with X25519 alone, side by side (issue 20).
 
 use std::time::Duration;
 
@@ -25,10 +27,11 @@ use serde::Serialize;
 
 use crate::{
     Progress,
-    load_nts::{Generator, Mode, NtsLoadOptions},
+    load_nts::{Generator, KeyExchangeOffer, Mode, NtsLoadOptions},
     load_nts_stats::StepReport,
     report::Section,
     section_nts_flood::{CHRONYD_NTSRATELIMIT, FloodPlan, FloodRun},
+    section_nts_groups::{GroupPlan, GroupRun},
     section_nts_server::{
         Certificates, Histogram, NtsServer, Scratch, find_chronyd, make_certificates, pin_current,
         server_histograms, start_authtime, start_authtime_with, start_chronyd,
@@ -74,6 +77,8 @@ pub struct Plan {
     pub pin: bool,
     /// The reconnect flood, once per server after the rounds.
     pub flood: FloodPlan,
+    /// The key exchange groups side by side, on authtime after the rounds.
+    pub groups: GroupPlan,
 }
 
 impl Plan {
@@ -94,6 +99,7 @@ impl Plan {
                 rounds: 1,
                 pin: true,
                 flood: FloodPlan::new(true),
+                groups: GroupPlan::new(true),
             }
         } else {
             Self {
@@ -115,6 +121,7 @@ impl Plan {
                 rounds: 3,
                 pin: true,
                 flood: FloodPlan::new(false),
+                groups: GroupPlan::new(false),
             }
         }
     }
@@ -139,6 +146,7 @@ impl Plan {
             rounds: 1,
             pin: false,
             flood: FloodPlan::smoke(),
+            groups: GroupPlan::smoke(),
         }
     }
 }
@@ -249,13 +257,14 @@ fn options(server: &NtsServer, certs: &Certificates, plan: &Plan, mode: Mode) ->
         sockets: 4,
         threads: 1,
         tls_resumption: false,
+        key_exchange: KeyExchangeOffer::X25519Mlkem768,
     }
 }
 
 /// Waits (at most [`SETTLE_MAX`]) until the server is idle: after an
 /// overloaded step it may still be working through connections its clients
 /// gave up on, and that work must not be charged to the next step.
-fn settle(server: &NtsServer) {
+pub(crate) fn settle(server: &NtsServer) {
     let started = std::time::Instant::now();
     while started.elapsed() < SETTLE_MAX {
         let Some(a) = server.cpu_seconds() else {
@@ -556,6 +565,7 @@ pub fn run_plan(plan: Plan, quick: bool, progress: &mut Progress<'_>) -> Result<
             runs.push(run);
         }
     }
+    let groups = group_runs(&dir, &certs, &plan, &mut notes);
     let floods = flood_runs(&dir, &certs, chronyd.as_deref(), &plan, &mut notes);
     // The lab's later work is not the generator's: let this thread run anywhere again.
     crate::section_nts_server::unpin_current();
@@ -565,7 +575,32 @@ pub fn run_plan(plan: Plan, quick: bool, progress: &mut Progress<'_>) -> Result<
         .tables
         .push(crate::section_nts_flood::table(&floods, &plan.flood));
     section.data["flood"] = serde_json::json!(floods);
+    section
+        .tables
+        .push(crate::section_nts_groups::table(&groups, &plan.groups));
+    section.data["groups"] = serde_json::json!(groups);
     Ok(section)
+}
+
+/// The key exchange groups side by side on a fresh authtime, placed as in
+/// the rounds; a note instead of rows when it cannot be measured.
+fn group_runs(
+    dir: &Scratch,
+    certs: &Certificates,
+    plan: &Plan,
+    notes: &mut Vec<String>,
+) -> Vec<GroupRun> {
+    if plan.pin {
+        let _ = pin_current(LOAD_CPU);
+    }
+    let measured =
+        start_authtime(dir, certs, plan.pin.then_some(SERVER_CPU)).and_then(|mut server| {
+            crate::section_nts_groups::measure(&mut server, certs, &plan.groups)
+        });
+    measured.unwrap_or_else(|e| {
+        notes.push(format!("key exchange groups not measured: {e}."));
+        Vec::new()
+    })
 }
 
 /// The reconnect flood against authtime (default per-client limits) and

@@ -1,7 +1,8 @@
 //! The lab's nts section end to end in its smoke plan: the real
 //! `authtime serve` and chronyd on loopback, every experiment of the section
 //! run at a few requests per second (the reconnect flood for about a second
-//! per server), and the report's tables filled. The
+//! per server, the key exchange groups for a fraction of one), and the
+//! report's tables filled. The
 //! figures of a smoke run mean nothing; the full run is
 //! `authtime-lab run --only nts`.
 //!
@@ -83,6 +84,17 @@ fn the_nts_section_runs_end_to_end_against_authtime_and_chronyd() {
     assert_eq!(table("Knees").rows.len(), 3);
     assert_eq!(table("Capacity").rows.len(), 2);
     assert!(section.findings.iter().any(|f| f.contains("d_SNTS")));
+
+    // The key exchange groups side by side on authtime: a row per group, and
+    // the server negotiated the group each client offered.
+    assert!(!text.contains("groups not measured"), "{text}");
+    assert_eq!(table("key exchange groups").rows.len(), 2);
+    let groups = section.data["groups"].as_array().expect("group runs");
+    for (g, offer) in groups.iter().zip(["x25519-mlkem768", "x25519"]) {
+        assert_eq!(g["offer"], offer, "{g}");
+        let ok = g["ok"].as_u64().unwrap_or(0);
+        assert!(ok > 0 && g["negotiated"].as_u64() >= Some(ok), "{g}");
+    }
 
     // The reconnect flood ran against both servers, and authtime's metrics
     // show it refusing the flooder.

@@ -137,7 +137,8 @@ pub enum LoadCommand {
                       NTS paper's 100 to 8000 in steps of 100. With --threads 1 (the default) \
                       the generator is one thread: pin it with `taskset` to a core of its own.\n\n\
                       Examples:\n  authtime-lab load nts-ke --target localhost:14460 --ca nts-ca.pem --rate 500 --duration 5\n  \
-                      authtime-lab load nts-ke --target localhost:14460 --ca nts-ca.pem --ramp 500:3000:500 --step-seconds 3 --json ke.json"
+                      authtime-lab load nts-ke --target localhost:14460 --ca nts-ca.pem --ramp 500:3000:500 --step-seconds 3 --json ke.json\n  \
+                      authtime-lab load nts-ke --target localhost:14460 --ca nts-ca.pem --rate 200 --duration 5 --group both"
     )]
     NtsKe(LoadNtsKeArgs),
     /// Run NTS-protected NTP exchanges at a fixed rate (open loop), with NTS-KE in a fixed ratio.
@@ -190,12 +191,31 @@ pub struct LoadNtsCommonArgs {
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub sockets: usize,
     /// Offer TLS 1.3 session resumption (default: a full handshake every time; authtime's
-    /// NTS-KE server issues no tickets, so this only changes anything against servers that do).
+    /// NTS-KE server issues one ticket per handshake and takes it back).
     #[arg(long)]
     pub tls_resumption: bool,
+    /// TLS key exchange to offer: `x25519mlkem768` (authtime's client: the hybrid
+    /// post-quantum group first, then the classical ones), `x25519` (X25519 alone), or
+    /// `both` (every step once with each, side by side).
+    #[arg(long, value_enum, value_name = "GROUP", default_value_t = GroupArg::X25519mlkem768)]
+    pub group: GroupArg,
     /// Also write the full report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+}
+
+/// `--group` of `authtime-lab load nts-ke` and `load nts`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GroupArg {
+    /// X25519MLKEM768 first, then the classical groups.
+    #[value(name = "x25519mlkem768")]
+    X25519mlkem768,
+    /// X25519 alone.
+    #[value(name = "x25519")]
+    X25519,
+    /// Each step once with each.
+    #[value(name = "both")]
+    Both,
 }
 
 /// Arguments of `authtime-lab load nts-ke`.
@@ -282,6 +302,22 @@ mod tests {
         assert_eq!(err.exit_code(), 2);
         let cli = parse(&["load", "nts", "--target", "a:1", "--ramp", "paper"]).expect("parses");
         assert!(matches!(cli.command, Command::Load(LoadCommand::Nts(ref a)) if a.ntp_per_ke == 3));
+        let group = |extra: &[&str]| {
+            let args = [
+                &["load", "nts-ke", "--target", "a:1", "--rate", "5"][..],
+                extra,
+            ]
+            .concat();
+            match parse(&args).map(|c| c.command) {
+                Ok(Command::Load(LoadCommand::NtsKe(a))) => Ok(a.common.group),
+                Ok(_) => panic!("not load nts-ke"),
+                Err(e) => Err(e.exit_code()),
+            }
+        };
+        assert_eq!(group(&[]), Ok(GroupArg::X25519mlkem768));
+        assert_eq!(group(&["--group", "x25519"]), Ok(GroupArg::X25519));
+        assert_eq!(group(&["--group", "both"]), Ok(GroupArg::Both));
+        assert_eq!(group(&["--group", "x448"]), Err(2));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use authtime_lab::load_ntp::{LoadOptions, LoadReport, MAX_DURATION, run};
 
 use crate::{
     Streams,
-    cli::{LoadNtpArgs, LoadNtsArgs, LoadNtsCommonArgs, LoadNtsKeArgs},
+    cli::{GroupArg, LoadNtpArgs, LoadNtsArgs, LoadNtsCommonArgs, LoadNtsKeArgs},
 };
 
 /// Runs the generator and prints its report.
@@ -136,7 +136,7 @@ fn run_nts(
     mode: authtime_lab::load_nts::Mode,
     streams: &mut Streams<'_>,
 ) -> anyhow::Result<()> {
-    use authtime_lab::load_nts::{self as nts, MAX_STEP, NtsLoadOptions};
+    use authtime_lab::load_nts::{self as nts, KeyExchangeOffer, MAX_STEP, NtsLoadOptions};
     let (host, port) = args
         .target
         .rsplit_once(':')
@@ -158,6 +158,11 @@ fn run_nts(
         (None, Some(rate)) => (vec![rate], duration),
         (None, None) => return Err(anyhow!("give --rate or --ramp")),
     };
+    let offers = match args.group {
+        GroupArg::X25519mlkem768 => vec![KeyExchangeOffer::X25519Mlkem768],
+        GroupArg::X25519 => vec![KeyExchangeOffer::X25519],
+        GroupArg::Both => KeyExchangeOffer::ALL.to_vec(),
+    };
     let opts = NtsLoadOptions {
         ke_host: host.to_owned(),
         ke_port: port,
@@ -171,20 +176,42 @@ fn run_nts(
         sockets: args.sockets,
         threads: args.threads,
         tls_resumption: args.tls_resumption,
+        key_exchange: offers[0],
     };
-    let mut lines = Vec::new();
-    let steps =
-        nts::run_ramp(opts, &rates, step, |s| lines.push(step_line(s))).map_err(|e| anyhow!(e))?;
-    for line in &lines {
-        writeln!(streams.stdout, "{line}")?;
+    // With `--group both`, each group runs the whole ramp in turn; every line
+    // then names its group.
+    let mut runs = Vec::new();
+    for &offer in &offers {
+        let mut lines = Vec::new();
+        let opts = NtsLoadOptions {
+            key_exchange: offer,
+            ..opts.clone()
+        };
+        let steps = nts::run_ramp(opts, &rates, step, |s| lines.push(step_line(s)))
+            .map_err(|e| anyhow!(e))?;
+        for line in &lines {
+            if offers.len() > 1 {
+                write!(streams.stdout, "{}: ", offer.group_name())?;
+            }
+            writeln!(streams.stdout, "{line}")?;
+        }
+        runs.push(serde_json::json!({ "key_exchange": offer, "steps": steps }));
     }
     if let Some(path) = &args.json {
-        let json = serde_json::json!({
+        let mut json = serde_json::json!({
             "target": args.target,
             "mode": mode,
             "tls_resumption": args.tls_resumption,
-            "steps": steps,
         });
+        // One group: its steps at the top, as before `--group`; several: one
+        // entry per group.
+        match <[_; 1]>::try_from(runs) {
+            Ok([run]) => {
+                json["key_exchange"] = run["key_exchange"].clone();
+                json["steps"] = run["steps"].clone();
+            }
+            Err(runs) => json["groups"] = serde_json::Value::Array(runs),
+        }
         std::fs::write(path, serde_json::to_string_pretty(&json)?)
             .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
     }

@@ -9,7 +9,9 @@
 
 use std::process::{Command, Output, Stdio};
 
-use authtime_lab::section_nts_server::{NtsServer, Scratch, make_certificates, start_authtime};
+use authtime_lab::section_nts_server::{
+    NtsServer, Scratch, make_certificates, scrape, start_authtime,
+};
 
 /// `authtime serve` with NTS-KE on free ports (one worker each, rate
 /// limiting off) and a CA-signed `localhost` leaf; the CA's path.
@@ -78,6 +80,52 @@ fn load_nts_ke_and_nts_answer_every_request() {
     let p50 = step["d_cke"]["p50_us"].as_f64().unwrap_or(0.0);
     let max = step["d_cke"]["max_us"].as_f64().unwrap_or(0.0);
     assert!(p50 > 0.0 && max >= p50 && max < 2e6, "{step}");
+
+    // `--group both`: the same step with each key exchange, and the server
+    // negotiated the group each offered.
+    let json = dir.path("groups.json");
+    let out = authtime_lab(&[
+        "load",
+        "nts-ke",
+        "--target",
+        &target,
+        "--ca",
+        &ca,
+        "--rate",
+        "20",
+        "--duration",
+        "0.5",
+        "--group",
+        "both",
+        "--json",
+        &json.display().to_string(),
+    ]);
+    assert!(
+        out.status.success(),
+        "load nts-ke --group both: {}",
+        text_of(&out)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("X25519MLKEM768: rate 20/s") && stdout.contains("\nX25519: rate 20/s"),
+        "{stdout}"
+    );
+    let r = report(&json);
+    let groups = r["groups"].as_array().expect("groups");
+    assert_eq!(groups.len(), 2, "{r}");
+    for (g, name) in groups.iter().zip(["x25519-mlkem768", "x25519"]) {
+        assert_eq!(g["key_exchange"], name, "{g}");
+        assert_eq!(count(&g["steps"][0]["ke_ok"]), 10, "{g}");
+    }
+    let metrics = scrape(server.metrics.expect("metrics")).expect("scrape");
+    let negotiated = |group: &str| {
+        let sample = format!("authtime_ntske_key_exchange_groups_total{{group=\"{group}\"}} ");
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(&sample)?.parse::<u64>().ok())
+    };
+    assert_eq!(negotiated("X25519MLKEM768"), Some(50), "{metrics}");
+    assert_eq!(negotiated("X25519"), Some(10), "{metrics}");
 
     let json = dir.path("nts.json");
     let out = authtime_lab(&[

@@ -23,7 +23,7 @@ use crate::client_core::{
 };
 use crate::key_export::SessionKeys;
 use crate::message::{MessageLimits, MessageReader, Progress};
-use crate::tls_config::{TlsConfigError, client_config};
+use crate::tls_config::{TlsConfigError, client_config, negotiated_group};
 
 /// Why a key exchange failed.
 #[derive(Debug)]
@@ -90,6 +90,9 @@ pub struct KeOutcome {
     pub elapsed: Duration,
     /// Part of `elapsed` spent on TCP connect and TLS handshake.
     pub handshake_elapsed: Duration,
+    /// The TLS key exchange group negotiated (`X25519MLKEM768`, `X25519`,
+    /// ...: [`crate::tls_config::group_name`]).
+    pub tls_group: Option<&'static str>,
 }
 
 /// An NTS-KE client with its trust anchors and AEAD preference.
@@ -239,6 +242,7 @@ impl KeClient {
             return Err(KeClientError::NoAlpn);
         }
         let handshake_elapsed = started.elapsed();
+        let tls_group = negotiated_group(tls.get_ref().1);
 
         tls.write_all(&request).await.map_err(KeClientError::Io)?;
         tls.flush().await.map_err(KeClientError::Io)?;
@@ -281,6 +285,7 @@ impl KeClient {
             ke_peer,
             elapsed,
             handshake_elapsed,
+            tls_group,
         })
     }
 }

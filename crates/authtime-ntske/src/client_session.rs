@@ -32,6 +32,9 @@ pub struct KeStats {
     pub exchanges: u32,
     /// Duration of the last successful key exchange, in milliseconds.
     pub last_ms: Option<f64>,
+    /// TLS key exchange group of the last successful key exchange
+    /// (`X25519MLKEM768`, `X25519`, ...).
+    pub tls_group: Option<&'static str>,
     /// Whether the session started from a stored jar.
     pub from_store: bool,
     /// Whether that stored jar was dropped because its request got no
@@ -236,6 +239,7 @@ impl NtsSession {
                 error,
             })?;
         self.stats.last_ms = Some(outcome.elapsed.as_secs_f64() * 1e3);
+        self.stats.tls_group = outcome.tls_group;
         if outcome.cookies.is_empty() {
             return Err(SessionError::NoCookie { server });
         }

@@ -3,6 +3,8 @@
 //! d_SKE is the time from the last byte of a request (End of Message read) to the
 //! response being ready to write. The histogram has fixed power-of-two buckets in
 //! microseconds, so the daemon can export it as a Prometheus histogram directly.
+//! Completed TLS handshakes are also counted by the key exchange group they
+//! negotiated ([`KEY_EXCHANGE_GROUPS`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -14,6 +16,17 @@ pub const LATENCY_BUCKETS: usize = 24;
 pub fn bucket_upper_bound_us(i: usize) -> u64 {
     1u64 << i.min(63)
 }
+
+/// Key exchange groups counted apart, in the order authtime's client offers them
+/// (names as [`crate::tls_config::group_name`] gives them); any other group
+/// is counted as `other`.
+pub const KEY_EXCHANGE_GROUPS: [&str; 5] = [
+    "X25519MLKEM768",
+    "X25519",
+    "secp256r1",
+    "secp384r1",
+    "other",
+];
 
 /// Live counters shared by the server tasks.
 #[derive(Debug, Default)]
@@ -29,6 +42,7 @@ pub struct KeMetrics {
     no_common_algorithm: AtomicU64,
     cookies_issued: AtomicU64,
     reload_failures: AtomicU64,
+    key_exchange_groups: [AtomicU64; KEY_EXCHANGE_GROUPS.len()],
     latency_buckets: [AtomicU64; LATENCY_BUCKETS + 1],
     latency_sum_us: AtomicU64,
     latency_count: AtomicU64,
@@ -84,6 +98,9 @@ pub struct KeMetricsSnapshot {
     pub cookies_issued: u64,
     /// Certificate reloads that failed (the old certificate stayed).
     pub reload_failures: u64,
+    /// Completed TLS handshakes by key exchange group, in the order of
+    /// [`KEY_EXCHANGE_GROUPS`].
+    pub key_exchange_groups: [u64; KEY_EXCHANGE_GROUPS.len()],
     /// d_SKE histogram: non-cumulative counts; index `i < LATENCY_BUCKETS` counts samples
     /// `<= bucket_upper_bound_us(i)` and above the previous bound, the last one the rest.
     pub latency_buckets: [u64; LATENCY_BUCKETS + 1],
@@ -116,6 +133,17 @@ impl KeMetrics {
             .fetch_add(u64::try_from(n).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 
+    /// Counts a completed TLS handshake that negotiated `group` (a name of
+    /// [`KEY_EXCHANGE_GROUPS`]; any other counts as `other`).
+    pub fn record_key_exchange_group(&self, group: &str) {
+        let last = KEY_EXCHANGE_GROUPS.len() - 1;
+        let i = KEY_EXCHANGE_GROUPS[..last]
+            .iter()
+            .position(|g| *g == group)
+            .unwrap_or(last);
+        self.key_exchange_groups[i].fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Counts a failed certificate reload.
     pub fn record_reload_failure(&self) {
         self.reload_failures.fetch_add(1, Ordering::Relaxed);
@@ -142,6 +170,13 @@ impl KeMetrics {
         for (out, b) in latency_buckets.iter_mut().zip(&self.latency_buckets) {
             *out = load(b);
         }
+        let mut key_exchange_groups = [0; KEY_EXCHANGE_GROUPS.len()];
+        for (out, g) in key_exchange_groups
+            .iter_mut()
+            .zip(&self.key_exchange_groups)
+        {
+            *out = load(g);
+        }
         KeMetricsSnapshot {
             handshakes_ok: load(&self.handshakes_ok),
             tls_errors: load(&self.tls_errors),
@@ -154,6 +189,7 @@ impl KeMetrics {
             no_common_algorithm: load(&self.no_common_algorithm),
             cookies_issued: load(&self.cookies_issued),
             reload_failures: load(&self.reload_failures),
+            key_exchange_groups,
             latency_buckets,
             latency_sum_us: load(&self.latency_sum_us),
             latency_count: load(&self.latency_count),
@@ -198,5 +234,17 @@ mod tests {
             (1, 1, 8)
         );
         assert_eq!((s.rate_limited, s.too_many_from_source), (1, 1));
+    }
+
+    #[test]
+    fn key_exchange_groups_are_counted_by_name_and_the_rest_as_other() {
+        let m = KeMetrics::default();
+        m.record_key_exchange_group("X25519MLKEM768");
+        m.record_key_exchange_group("X25519MLKEM768");
+        m.record_key_exchange_group("X25519");
+        m.record_key_exchange_group("FFDHE2048");
+        m.record_key_exchange_group("other");
+        assert_eq!(m.snapshot().key_exchange_groups, [2, 1, 0, 0, 2]);
+        assert_eq!(KEY_EXCHANGE_GROUPS[4], "other");
     }
 }

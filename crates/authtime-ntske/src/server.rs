@@ -5,8 +5,9 @@
 //! own limits ([`ClientLimiter`]: a handshake bucket and a cap on its open connections;
 //! over either, closed at once and counted, before any TLS work), TCP_NODELAY, a handshake timeout and a
 //! whole-session timeout (a slow or idle client cannot hold a slot), ALPN `ntske/1`
-//! checked, the request read through a bounded [`MessageReader`], the response written
-//! in one buffer and flushed, then close_notify. Certificates are re-read on
+//! checked, the negotiated key exchange group counted, the request read through a
+//! bounded [`MessageReader`], the response written in one buffer and flushed, then
+//! close_notify. Certificates are re-read on
 //! [`KeServerHandle::reload`] and when the files' modification times change; a failed
 //! reload keeps the previous certificate.
 
@@ -34,7 +35,7 @@ use crate::server_core::{
     CookieIssuer, KeServerCore, Negotiated, RequestError, ServerConfigError, ServerCoreConfig,
     ServerResponse,
 };
-use crate::tls_config::{TlsConfigError, server_config_from_files};
+use crate::tls_config::{TlsConfigError, negotiated_group, server_config_from_files};
 
 /// Time allowed to write an Error record after the session timed out.
 const TIMEOUT_REPLY_GRACE: Duration = Duration::from_millis(250);
@@ -471,6 +472,9 @@ async fn serve_connection(shared: &Shared, stream: TcpStream) -> SessionOutcome 
         }
         Ok(Ok(tls)) => tls,
     };
+    if let Some(group) = negotiated_group(tls.get_ref().1) {
+        shared.metrics.record_key_exchange_group(group);
+    }
     if tls.get_ref().1.alpn_protocol() != Some(ALPN_NTSKE) {
         // RFC 8915 section 4: ALPN is required; a client without it is not speaking NTS-KE.
         let _ = timeout(TIMEOUT_REPLY_GRACE, tls.shutdown()).await;

@@ -1,4 +1,15 @@
-//! rustls configurations for NTS-KE: TLS 1.3 only, ALPN `ntske/1`, the `ring` provider.
+//! rustls configurations for NTS-KE: TLS 1.3 only, ALPN `ntske/1`, the `aws-lc-rs` provider.
+//!
+//! Key exchange: the hybrid post-quantum group X25519MLKEM768, then X25519,
+//! secp256r1 and secp384r1 for peers without it (chrony's GnuTLS, older rustls). An
+//! NTS-KE handshake carries the keys of every later NTS exchange, so a recorded one
+//! must not be decryptable later ("harvest now, decrypt later"). The client offers
+//! them in that order (with an X25519 share next to the hybrid one, so a classical
+//! server needs no second round trip); the server supports the same groups and,
+//! as rustls does, takes the first of the client's list it supports (chronyd 4.3
+//! lists secp256r1 first and gets it). Every configuration names its provider: no
+//! process-wide default is relied on (the Redis store installs one for the `redis`
+//! crate, which NTS-KE does not use).
 //!
 //! Certificates come from PEM files (chain first, leaf first in the chain). Clients trust
 //! a given CA or self-signed certificate file, or the webpki root set when none is given.
@@ -7,7 +18,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rustls::crypto::CryptoProvider;
+use rustls::crypto::{CryptoProvider, SupportedKxGroup};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
@@ -42,23 +53,72 @@ impl fmt::Display for TlsConfigError {
 
 impl std::error::Error for TlsConfigError {}
 
-fn provider() -> Arc<CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
+/// Key exchange groups, most preferred first (see the module doc). Named
+/// here rather than taken from `default_provider()`, whose order depends on
+/// rustls's `prefer-post-quantum` feature (off here: without it the hybrid
+/// group comes last).
+pub fn key_exchange_groups() -> Vec<&'static dyn SupportedKxGroup> {
+    use rustls::crypto::aws_lc_rs::kx_group;
+    vec![
+        kx_group::X25519MLKEM768,
+        kx_group::X25519,
+        kx_group::SECP256R1,
+        kx_group::SECP384R1,
+    ]
 }
 
-/// The server's provider: the SHA-256 suites first. Their handshake hashing
-/// runs on the SHA extensions of current x86 CPUs, while ring's SHA-384 has
-/// no such path: profiling an NTS-KE server under load showed SHA-512 blocks
-/// at 8% of its CPU when clients chose AES-256-GCM-SHA384 first.
+/// The client's provider: [`key_exchange_groups`], aws-lc-rs's suites.
+fn provider() -> Arc<CryptoProvider> {
+    let mut provider = rustls::crypto::aws_lc_rs::default_provider();
+    provider.kx_groups = key_exchange_groups();
+    seeded(provider)
+}
+
+/// `provider` with its random generator seeded now. AWS-LC seeds its
+/// generator on first use from CPU jitter, which takes about 40 ms of one
+/// core; without this the first handshake of every process (each
+/// `authtime query --nts`, a daemon's first client) would wait for it and
+/// count it as key exchange time. Later calls cost microseconds.
+fn seeded(provider: CryptoProvider) -> Arc<CryptoProvider> {
+    let _ = provider.secure_random.fill(&mut [0u8; 1]);
+    Arc::new(provider)
+}
+
+/// The server's provider: [`key_exchange_groups`], the SHA-256 suites first.
+/// Their handshake hashing runs on the SHA extensions of current x86 CPUs,
+/// while SHA-384 has no such path: profiling an NTS-KE server (then on ring)
+/// under load showed SHA-512 blocks at 8% of its CPU when clients chose
+/// AES-256-GCM-SHA384 first.
 fn server_provider() -> Arc<CryptoProvider> {
-    use rustls::crypto::ring::cipher_suite as suite;
-    let mut provider = rustls::crypto::ring::default_provider();
+    use rustls::crypto::aws_lc_rs::cipher_suite as suite;
+    let mut provider = rustls::crypto::aws_lc_rs::default_provider();
     provider.cipher_suites = vec![
         suite::TLS13_AES_128_GCM_SHA256,
         suite::TLS13_CHACHA20_POLY1305_SHA256,
         suite::TLS13_AES_256_GCM_SHA384,
     ];
-    Arc::new(provider)
+    provider.kx_groups = key_exchange_groups();
+    seeded(provider)
+}
+
+/// The IANA name of a key exchange group this module offers
+/// (`X25519MLKEM768`, `X25519`, `secp256r1`, `secp384r1`), `other` for the rest.
+pub fn group_name(group: rustls::NamedGroup) -> &'static str {
+    match group {
+        rustls::NamedGroup::X25519MLKEM768 => "X25519MLKEM768",
+        rustls::NamedGroup::X25519 => "X25519",
+        rustls::NamedGroup::secp256r1 => "secp256r1",
+        rustls::NamedGroup::secp384r1 => "secp384r1",
+        _ => "other",
+    }
+}
+
+/// The key exchange group `connection` negotiated ([`group_name`]), `None`
+/// before its handshake got that far.
+pub fn negotiated_group(connection: &rustls::CommonState) -> Option<&'static str> {
+    connection
+        .negotiated_key_exchange_group()
+        .map(|g| group_name(g.name()))
 }
 
 fn rustls_error(e: rustls::Error) -> TlsConfigError {
@@ -103,10 +163,16 @@ pub fn server_config(
     config.alpn_protocols = vec![ALPN_NTSKE.to_vec()];
     // The server's suite order wins (all three are strong).
     config.ignore_client_order = true;
-    // No session tickets: an NTS client runs NTS-KE once per session and
-    // chrony never resumes, so tickets would only cost two extra sealed
-    // records and a session-cache insert on every handshake.
-    config.send_tls13_tickets = 0;
+    // One stateless session ticket, sent as soon as the client's Finished is
+    // read. Its job is the TCP acknowledgement it carries: a client that
+    // leaves Nagle on (NTPsec) holds its request until its Finished is
+    // acknowledged, and with nothing to send the server left that to the
+    // kernel's delayed ACK, about 40 ms on Linux (a median of 44 ms, against
+    // 0.5 ms with the ticket, on loopback: tests/ke_nagle_client.rs). A client that keeps the ticket may
+    // resume with it (PSK with a fresh key exchange); no server-side session
+    // cache is kept. Clients that offer no resumption get no ticket.
+    config.send_tls13_tickets = 1;
+    config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new().map_err(rustls_error)?;
     config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
     Ok(Arc::new(config))
 }
@@ -157,7 +223,18 @@ pub fn client_config(ca_file: Option<&Path>) -> Result<Arc<rustls::ClientConfig>
 pub fn load_generator_client_config(
     ca_file: Option<&Path>,
 ) -> Result<Arc<rustls::ClientConfig>, TlsConfigError> {
-    let provider = provider();
+    load_generator_client_config_offering(ca_file, key_exchange_groups())
+}
+
+/// [`load_generator_client_config`] offering only `groups` (most preferred
+/// first), to measure one key exchange group against another.
+pub fn load_generator_client_config_offering(
+    ca_file: Option<&Path>,
+    groups: Vec<&'static dyn SupportedKxGroup>,
+) -> Result<Arc<rustls::ClientConfig>, TlsConfigError> {
+    let mut provider = rustls::crypto::aws_lc_rs::default_provider();
+    provider.kx_groups = groups;
+    let provider = seeded(provider);
     let inner = rustls::client::WebPkiServerVerifier::builder_with_provider(
         Arc::new(root_store(ca_file)?),
         provider.clone(),

@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 use authtime_nts::{AeadAlgorithm, SessionKeys, seal_cookie};
 use authtime_ntske::{
     CookieIssueError, CookieIssuer, KeServer, KeServerConfig, KeServerHandle, ServerCoreConfig,
-    metrics::{KeMetricsSnapshot, bucket_upper_bound_us},
+    metrics::{KEY_EXCHANGE_GROUPS, KeMetricsSnapshot, bucket_upper_bound_us},
 };
 
 use crate::config::NtsKeSettings;
@@ -165,6 +165,18 @@ fn render(out: &mut String, m: &KeMetricsSnapshot, active: usize) {
         "counter",
         "NTS-KE connections by outcome (refused_at_cap, rate_limited, too_many_from_source: closed at once, before TLS, for the connection cap, the client's handshake rate or its open connections).",
         &samples,
+    );
+    let groups: Vec<_> = KEY_EXCHANGE_GROUPS
+        .iter()
+        .zip(m.key_exchange_groups)
+        .map(|(group, n)| (label_set("group", group), n))
+        .collect();
+    write_family(
+        out,
+        "authtime_ntske_key_exchange_groups_total",
+        "counter",
+        "Completed NTS-KE TLS handshakes by negotiated key exchange group (X25519MLKEM768: hybrid post-quantum; X25519, secp256r1, secp384r1: classical, for clients without it).",
+        &groups,
     );
     write_family(
         out,

@@ -115,6 +115,7 @@ pub fn query_nts(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<
         "ke_server": ke_id,
         "ke_exchanges": report.exchanges,
         "ke_ms": report.last_ms,
+        "tls_group": report.tls_group,
         "session_from_cookie_store": report.from_store,
         "aead": jar.and_then(|j| authtime_ntske::aead::name(j.aead_id)),
         "ntp_server": jar.map(|j| format!("{}:{}", j.ntp_server, j.ntp_port)),
@@ -133,11 +134,15 @@ pub fn query_nts(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<
     } else {
         writeln!(
             streams.stderr,
-            "NTS: {} key exchange(s){}{}, {} cookie(s) left",
+            "NTS: {} key exchange(s){}{}{}, {} cookie(s) left",
             report.exchanges,
             report
                 .last_ms
                 .map(|ms| format!(" (last {ms:.1} ms)"))
+                .unwrap_or_default(),
+            report
+                .tls_group
+                .map(|group| format!(", TLS key exchange {group}"))
                 .unwrap_or_default(),
             if report.from_store {
                 ", session taken from the cookie store"

@@ -95,6 +95,44 @@ fn a_new_certificate_is_served_after_sighup_without_a_restart() {
     assert!(ntp_support::metric(&metrics, "authtime_ntske_response_seconds_count") >= 3);
 }
 
+/// `authtime query --nts` against `authtime serve`: both offer the hybrid
+/// post-quantum group first, so it is the one negotiated; the client shows
+/// it (text and JSON) and the server counts it.
+#[test]
+fn client_and_server_negotiate_x25519mlkem768_and_both_show_it() {
+    let dir = TempDir::new("nts-pq");
+    nts_cert(&dir, "pq", &[]);
+    let serve = Serve::start(
+        &dir,
+        "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n[nts-ke]\nlisten = [\"127.0.0.1:0\"]\n\
+         certificate-chain = \"pq-chain.pem\"\nprivate-key = \"pq-key.pem\"\nworkers = 1\n\
+         [keystore]\npath = \"keys\"\n",
+    );
+    let ke = format!("localhost:{}", serve.nts_ke.expect("ke").port());
+    let ca = dir.path("pq-ca.pem").display().to_string();
+    let args = ["query", "--nts", &ke, "--ca", &ca, "--timeout", "5"];
+    let out = authtime(&[&args[..], &["--json"]].concat());
+    assert!(out.status.success(), "{}", text_of(&out));
+    let json: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+    assert_eq!(json["nts"]["tls_group"], "X25519MLKEM768", "{json}");
+
+    let out = authtime(&args);
+    assert!(out.status.success(), "{}", text_of(&out));
+    assert!(
+        text(&out.stderr).contains("TLS key exchange X25519MLKEM768"),
+        "{}",
+        text_of(&out)
+    );
+
+    let group = |g: &str| format!("authtime_ntske_key_exchange_groups_total{{group=\"{g}\"}}");
+    assert_eq!(serve.wait_metric(&group("X25519MLKEM768"), 2), 2);
+    assert_eq!(serve.metric(&group("X25519")), 0);
+    assert_eq!(
+        serve.metric("authtime_ntske_sessions_total{outcome=\"ok\"}"),
+        2
+    );
+}
+
 #[test]
 fn config_check_reports_a_missing_certificate_with_its_line() {
     let dir = TempDir::new("nts-config-check");

@@ -251,12 +251,13 @@ impl RedisStore {
 }
 
 /// The `redis` crate builds its rustls configuration with the process-wide
-/// default provider: make it ring, as everywhere else in authtime, unless
-/// the program already chose one.
+/// default provider: make it aws-lc-rs, as NTS-KE's, unless the program
+/// already chose one. (NTS-KE names its provider in every configuration and
+/// does not depend on this default.)
 fn install_crypto_provider() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     });
 }
 
