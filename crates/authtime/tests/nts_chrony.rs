@@ -88,11 +88,25 @@ fn chronyd_syncs_over_nts_from_authtime_with_a_ca_signed_certificate() {
         0,
         "chronyd sent only NTS requests, and each got an NTS reply"
     );
+    // GnuTLS has no ML-KEM: chronyd's first group is what authtime's server
+    // takes (rustls follows the client's order among the groups it offers).
+    let groups: Vec<&str> = metrics
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("authtime_ntske_key_exchange_groups_total{group=\"")?;
+            let (group, count) = rest.split_once("\"} ")?;
+            (count.trim().parse::<u64>().ok()? > 0).then_some(group)
+        })
+        .collect();
+    assert_eq!(groups.len(), 1, "one group for all of chronyd's handshakes: {metrics}");
+    assert_ne!(groups[0], "X25519MLKEM768", "{metrics}");
+    let group = format!("{} (classical fallback)", groups[0]);
     let peer = chronyd_version();
     let test = "nts_chrony::chronyd_syncs_over_nts_from_authtime_with_a_ca_signed_certificate";
     for (feature, result) in [
         ("NTS-KE", "test CA and leaf"),
         ("NTS NTP", "samples accepted, no plain request"),
+        ("key group", group.as_str()),
     ] {
         proven(Row {
             peer: &peer,
@@ -226,6 +240,8 @@ fn authtime_query_gets_nts_samples_from_chronyd() {
         assert_eq!(reply["stratum"], 8);
     }
     assert_eq!(json["nts"]["aead"], "AEAD_AES_SIV_CMAC_256");
+    // chronyd's GnuTLS has no ML-KEM: authtime's client falls back.
+    assert_eq!(json["nts"]["tls_group"], "X25519", "{json}");
 
     // The stored session serves the next run without NTS-KE.
     let out = authtime(&[
@@ -249,6 +265,7 @@ fn authtime_query_gets_nts_samples_from_chronyd() {
         ("AEAD", "AEAD_AES_SIV_CMAC_256 (15)"),
         ("NTS NTP", "authenticated samples"),
         ("cookies", "stored cookies reused without NTS-KE"),
+        ("key group", "X25519 (classical fallback)"),
     ] {
         proven(Row {
             peer: &peer,
