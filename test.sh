@@ -23,6 +23,7 @@ echo "test.sh: the systemd unit (systemd-analyze verify and security)"
 scripts/check-systemd-unit.sh
 echo "test.sh: cargo test"
 scripts/ensure-ntpd-rs.sh
+scripts/ensure-ntpsec.sh
 # The interop tests record what they proved here; the matrix is built from it.
 rm -rf target/tmp/interop-rows
 cargo test --workspace --locked

@@ -7,6 +7,7 @@
 
 pub(crate) mod interop;
 pub(crate) mod ntpd_rs;
+pub(crate) mod ntpsec;
 pub(crate) mod stores;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
