@@ -9,7 +9,8 @@
 //!   NTS NAKs, redoes NTS-KE and is usable again;
 //! - ntpd-rs's daemon uses `authtime serve` as a plain NTP source;
 //! - `authtime query --nts` and plain `authtime query` get samples from
-//!   ntpd-rs's own NTS-KE and NTP servers.
+//!   ntpd-rs's own NTS-KE and NTP servers;
+//! - both ways, NTS-KE takes the hybrid post-quantum group X25519MLKEM768.
 //!
 //! ntpd-rs rejects a source at one of the host's own addresses unless it is
 //! stratum 1 ("detected synchronization loop"): authtime listens on
@@ -135,23 +136,22 @@ fn wait_metric_for(serve: &Serve, sample: &str, value: u64, limit: Duration) -> 
     }
 }
 
-/// The TLS key exchange group authtime's NTS-KE server counted for every
-/// handshake so far (`authtime_ntske_key_exchange_groups_total{group=...}`),
-/// when it counts them and they all took one group.
-fn negotiated_group(metrics: &str) -> Option<String> {
-    let groups: Vec<&str> = metrics
+/// The TLS key exchange groups authtime's NTS-KE server counted handshakes
+/// for (`authtime_ntske_key_exchange_groups_total{group=...}` above 0).
+fn negotiated_groups(metrics: &str) -> Vec<&str> {
+    metrics
         .lines()
         .filter_map(|l| {
             let rest = l.strip_prefix("authtime_ntske_key_exchange_groups_total{group=\"")?;
             let (group, count) = rest.split_once("\"} ")?;
             (count.trim().parse::<u64>().ok()? > 0).then_some(group)
         })
-        .collect();
-    match groups.as_slice() {
-        [group] => Some((*group).to_owned()),
-        _ => None,
-    }
+        .collect()
 }
+
+/// The hybrid post-quantum group both ntpd-rs (rustls with aws-lc-rs and
+/// `prefer-post-quantum`) and authtime offer first.
+const HYBRID_GROUP: &str = "X25519MLKEM768";
 
 /// The IANA AEAD id of a name authtime prints, for the matrix.
 fn aead_with_id(name: &str) -> String {
@@ -230,20 +230,18 @@ fn ntpd_rs_uses_authtime_as_its_nts_source() {
         0,
         "ntpd-rs sent only NTS requests"
     );
+    // Both offer the hybrid group first: every handshake took it.
+    assert_eq!(negotiated_groups(&metrics), [HYBRID_GROUP], "{metrics}");
     assert_clock_changes_absorbed(&mut ntpd_rs);
 
     let peer = install().peer();
     let test = "nts_ntpd_rs::ntpd_rs_uses_authtime_as_its_nts_source";
     let cookies = format!("{} cookies", source.nts_cookies.unwrap_or(0));
-    let mut rows = vec![
+    let rows = [
         ("NTS-KE", "ntp-ctl: NTS source, 0 missing polls".to_owned()),
         ("cookies", cookies),
+        ("key group", HYBRID_GROUP.to_owned()),
     ];
-    // authtime builds that count handshakes by group say which one ntpd-rs
-    // took (older ones do not: then there is no row).
-    if let Some(group) = negotiated_group(&metrics) {
-        rows.push(("key group", group));
-    }
     for (feature, result) in &rows {
         proven(Row {
             peer: &peer,
@@ -482,8 +480,7 @@ fn authtime_query_gets_nts_and_plain_samples_from_ntpd_rs() {
         assert_eq!(reply["stratum"], 1, "{reply}");
     }
     let aead = json["nts"]["aead"].as_str().expect("aead").to_owned();
-    // Builds of authtime that report the TLS key exchange group say it here.
-    let group = json["nts"]["tls_group"].as_str().map(str::to_owned);
+    assert_eq!(json["nts"]["tls_group"], HYBRID_GROUP, "{json}");
     let cookies = json["nts"]["cookies_left"].as_u64().expect("cookies_left");
     assert!(cookies >= 1, "{json}");
     let nts_accepted = ntpd_rs.ctl_metric_sum("ntp_server_nts_accepted_packets_total");
@@ -519,16 +516,14 @@ fn authtime_query_gets_nts_and_plain_samples_from_ntpd_rs() {
         median(&times),
         times.len()
     );
-    let mut rows = vec![
+    let rows = [
         ("NTS-KE", "authenticated samples, stratum 1".to_owned()),
         ("AEAD", aead),
         ("cookies", cookies),
         ("plain NTP", "stratum 1 replies".to_owned()),
         ("handshake", handshake),
+        ("key group", HYBRID_GROUP.to_owned()),
     ];
-    if let Some(group) = group {
-        rows.push(("key group", group));
-    }
     for (feature, result) in &rows {
         proven(Row {
             peer: &peer,
