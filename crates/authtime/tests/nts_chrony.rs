@@ -14,7 +14,7 @@ use std::net::TcpStream;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use ntp_support::interop::{Direction, Row, proven};
+use ntp_support::interop::{Direction, Row, median, proven};
 use ntp_support::{
     ChildGuard, Serve, TempDir, authtime, chronyd_command, chronyd_private_lines, chronyd_version,
     free_udp_port, run_chronyd_client, text, text_of,
@@ -98,7 +98,11 @@ fn chronyd_syncs_over_nts_from_authtime_with_a_ca_signed_certificate() {
             (count.trim().parse::<u64>().ok()? > 0).then_some(group)
         })
         .collect();
-    assert_eq!(groups.len(), 1, "one group for all of chronyd's handshakes: {metrics}");
+    assert_eq!(
+        groups.len(),
+        1,
+        "one group for all of chronyd's handshakes: {metrics}"
+    );
     assert_ne!(groups[0], "X25519MLKEM768", "{metrics}");
     let group = format!("{} (classical fallback)", groups[0]);
     let peer = chronyd_version();
@@ -258,6 +262,20 @@ fn authtime_query_gets_nts_samples_from_chronyd() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(json["nts"]["ke_exchanges"], 0, "{json}");
     assert_eq!(json["nts"]["session_from_cookie_store"], true);
+    // The handshake as authtime's client times it, over fresh sessions.
+    let times: Vec<f64> = (0..5)
+        .map(|_| {
+            let out = authtime(&["query", "--nts", &ke, "--ca", &ca, "--json"]);
+            assert!(out.status.success(), "{}", text_of(&out));
+            let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+            json["nts"]["ke_ms"].as_f64().expect("ke_ms")
+        })
+        .collect();
+    let handshake = format!(
+        "{:.1} ms median of {} (authtime query's ke_ms)",
+        median(&times),
+        times.len()
+    );
     let peer = chronyd_version();
     let test = "nts_chrony::authtime_query_gets_nts_samples_from_chronyd";
     for (feature, result) in [
@@ -266,6 +284,7 @@ fn authtime_query_gets_nts_samples_from_chronyd() {
         ("NTS NTP", "authenticated samples"),
         ("cookies", "stored cookies reused without NTS-KE"),
         ("key group", "X25519 (classical fallback)"),
+        ("handshake", handshake.as_str()),
     ] {
         proven(Row {
             peer: &peer,

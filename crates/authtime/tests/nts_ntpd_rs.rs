@@ -22,8 +22,8 @@ mod ntp_support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ntp_support::interop::{Direction, Row, proven};
-use ntp_support::ntpd_rs::{NtpdRs, Source, free_port_on, install, median};
+use ntp_support::interop::{Direction, Row, median, proven};
+use ntp_support::ntpd_rs::{NtpdRs, Source, free_port_on, install};
 use ntp_support::{Serve, TempDir, authtime, metric, nts_cert, text_of};
 
 /// The address authtime serves ntpd-rs on: not 127.0.0.1, which ntpd-rs

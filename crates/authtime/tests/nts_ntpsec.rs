@@ -16,9 +16,9 @@ mod ntp_support;
 
 use std::time::Duration;
 
-use ntp_support::interop::{Direction, Row, proven};
+use ntp_support::interop::{Direction, Row, median, proven};
 use ntp_support::ntpsec::{
-    self, Namespace, Ntpd, PEER, SERVE_METRICS_PORT, ServeInNamespace, median, nts_ke_times,
+    self, Namespace, Ntpd, PEER, SERVE_METRICS_PORT, ServeInNamespace, nts_ke_times,
 };
 use ntp_support::{TempDir, keygen, metric, nts_cert, text_of};
 

@@ -83,3 +83,16 @@ pub(crate) fn proven(row: Row<'_>) {
         .expect("interop rows file");
     file.write_all(line.as_bytes()).expect("interop row");
 }
+
+/// The median of `values` (which must not be empty), for the figures of
+/// the matrix.
+pub(crate) fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}

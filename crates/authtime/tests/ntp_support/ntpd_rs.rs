@@ -373,15 +373,3 @@ pub(crate) fn free_port_on(ip: &str) -> u16 {
     }
     panic!("no port free for both UDP and TCP on {ip}");
 }
-
-/// The median of `values` (which must not be empty).
-pub(crate) fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
-}

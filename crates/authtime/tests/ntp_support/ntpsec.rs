@@ -343,18 +343,6 @@ pub(crate) fn nts_ke_times(log: &str, marker: &str) -> Vec<f64> {
         .collect()
 }
 
-/// The median of `values` (which must not be empty).
-pub(crate) fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
-}
-
 /// The metrics port of [`ServeInNamespace`] (the namespace is private, so a
 /// fixed port is free).
 pub(crate) const SERVE_METRICS_PORT: u16 = 9123;
