@@ -3,38 +3,17 @@
 //! unknown critical record gets Error 0). Each byte array names the source file and tag
 //! it was read from; docs/nts.md has the table of what is supported and what refused.
 
+mod common;
+
 use std::sync::Arc;
+
+use common::RecordingIssuer;
 
 use authtime_ntske::client_core::{DEFAULT_AEAD_PREFERENCE, ResponseError, parse_response};
 use authtime_ntske::key_export::{FakeExporter, export_session_keys};
 use authtime_ntske::message::{MessageLimits, decode_message};
 use authtime_ntske::record::{Record, error_code, peer_record_type};
-use authtime_ntske::server_core::{
-    CookieIssueError, CookieIssuer, KeServerCore, Negotiated, ServerCoreConfig,
-};
-
-/// Cookie i = aead id | i | c2s | s2c, so a test can see the keys a cookie carries.
-struct EchoIssuer;
-
-impl CookieIssuer for EchoIssuer {
-    fn issue(
-        &self,
-        aead_id: u16,
-        c2s: &[u8],
-        s2c: &[u8],
-        count: usize,
-    ) -> Result<Vec<Vec<u8>>, CookieIssueError> {
-        Ok((0..count)
-            .map(|i| {
-                let mut c = aead_id.to_be_bytes().to_vec();
-                c.push(i as u8);
-                c.extend_from_slice(c2s);
-                c.extend_from_slice(s2c);
-                c
-            })
-            .collect())
-    }
-}
+use authtime_ntske::server_core::{KeServerCore, Negotiated, ServerCoreConfig};
 
 /// `authtime serve`'s default AEADs: 15, 17 and 30 (`[nts-ke] aead`).
 fn server() -> KeServerCore {
@@ -42,7 +21,7 @@ fn server() -> KeServerCore {
         aead_algorithms: vec![15, 17, 30],
         ..ServerCoreConfig::default()
     };
-    KeServerCore::new(config, Arc::new(EchoIssuer)).expect("valid")
+    KeServerCore::new(config, Arc::new(RecordingIssuer::default())).expect("valid")
 }
 
 fn answer(request: &[u8]) -> (Vec<Record>, Option<u16>) {

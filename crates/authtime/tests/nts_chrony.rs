@@ -90,14 +90,7 @@ fn chronyd_syncs_over_nts_from_authtime_with_a_ca_signed_certificate() {
     );
     // GnuTLS has no ML-KEM: chronyd's first group is what authtime's server
     // takes (rustls follows the client's order among the groups it offers).
-    let groups: Vec<&str> = metrics
-        .lines()
-        .filter_map(|l| {
-            let rest = l.strip_prefix("authtime_ntske_key_exchange_groups_total{group=\"")?;
-            let (group, count) = rest.split_once("\"} ")?;
-            (count.trim().parse::<u64>().ok()? > 0).then_some(group)
-        })
-        .collect();
+    let groups = ntp_support::negotiated_groups(&metrics);
     assert_eq!(
         groups.len(),
         1,

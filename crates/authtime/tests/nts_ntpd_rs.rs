@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use ntp_support::interop::{Direction, Row, median, proven};
 use ntp_support::ntpd_rs::{NtpdRs, Source, free_port_on, install};
-use ntp_support::{Serve, TempDir, authtime, metric, nts_cert, text_of};
+use ntp_support::{Serve, TempDir, authtime, metric, negotiated_groups, nts_cert, text_of};
 
 /// The address authtime serves ntpd-rs on: not 127.0.0.1, which ntpd-rs
 /// finds among the host's interface addresses (see the module comment).
@@ -136,19 +136,6 @@ fn wait_metric_for(serve: &Serve, sample: &str, value: u64, limit: Duration) -> 
     }
 }
 
-/// The TLS key exchange groups authtime's NTS-KE server counted handshakes
-/// for (`authtime_ntske_key_exchange_groups_total{group=...}` above 0).
-fn negotiated_groups(metrics: &str) -> Vec<&str> {
-    metrics
-        .lines()
-        .filter_map(|l| {
-            let rest = l.strip_prefix("authtime_ntske_key_exchange_groups_total{group=\"")?;
-            let (group, count) = rest.split_once("\"} ")?;
-            (count.trim().parse::<u64>().ok()? > 0).then_some(group)
-        })
-        .collect()
-}
-
 /// The hybrid post-quantum group both ntpd-rs (rustls with aws-lc-rs and
 /// `prefer-post-quantum`) and authtime offer first.
 const HYBRID_GROUP: &str = "X25519MLKEM768";
@@ -236,11 +223,12 @@ fn ntpd_rs_uses_authtime_as_its_nts_source() {
 
     let peer = install().peer();
     let test = "nts_ntpd_rs::ntpd_rs_uses_authtime_as_its_nts_source";
-    let cookies = format!("{} cookies", source.nts_cookies.unwrap_or(0));
+    // The row's text is the same on every passing run (the matrix check
+    // compares it); the counts are in the assertions above.
     let rows = [
-        ("NTS-KE", "ntp-ctl: NTS source, 0 missing polls".to_owned()),
-        ("cookies", cookies),
-        ("key group", HYBRID_GROUP.to_owned()),
+        ("NTS-KE", "ntp-ctl: NTS source, 0 missing polls"),
+        ("cookies", "ntp-ctl: cookies available"),
+        ("key group", HYBRID_GROUP),
     ];
     for (feature, result) in &rows {
         proven(Row {
@@ -281,11 +269,11 @@ fn ntpd_rs_redoes_nts_ke_after_authtime_replaces_its_master_keys() {
     // ntpd-rs ignores a NAK (it may be forged) but gets no fresh cookie, so
     // its 8 cookies run out in 8 polls; then it redoes NTS-KE.
     let deadline = Instant::now() + Duration::from_secs(40);
-    let naks = loop {
+    loop {
         let metrics = serve.scrape();
         let naks = metric_sum(&metrics, "authtime_nts_naks_total");
         if naks >= 1 && metric(&metrics, "authtime_ntske_sessions_total{outcome=\"ok\"}") >= 2 {
-            break naks;
+            break;
         }
         assert!(
             Instant::now() < deadline,
@@ -293,13 +281,13 @@ fn ntpd_rs_redoes_nts_ke_after_authtime_replaces_its_master_keys() {
             ntpd_rs.log_text()
         );
         std::thread::sleep(Duration::from_millis(200));
-    };
+    }
     assert!(
         ntpd_rs.log_text().contains("Received nts not-acknowledge"),
         "ntpd-rs saw no NTS NAK:\n{}",
         ntpd_rs.log_text()
     );
-    let second = ntpd_rs
+    ntpd_rs
         .wait_for_source(Duration::from_secs(20), |s| {
             usable(s, true) && s.id != first.id
         })
@@ -324,12 +312,11 @@ fn ntpd_rs_redoes_nts_ke_after_authtime_replaces_its_master_keys() {
 
     let peer = install().peer();
     let test = "nts_ntpd_rs::ntpd_rs_redoes_nts_ke_after_authtime_replaces_its_master_keys";
-    let recovered = format!(
-        "{naks} NAKs, NTS-KE redone, source usable again ({} cookies)",
-        second.nts_cookies.unwrap_or(0)
-    );
     for (feature, result) in [
-        ("NAK recovery", recovered.as_str()),
+        (
+            "NAK recovery",
+            "NAKs, NTS-KE redone, source usable again with cookies",
+        ),
         ("AEAD", "AEAD_AES_SIV_CMAC_256 (15)"),
     ] {
         proven(Row {
@@ -509,7 +496,6 @@ fn authtime_query_gets_nts_and_plain_samples_from_ntpd_rs() {
 
     let peer = install().peer();
     let test = "nts_ntpd_rs::authtime_query_gets_nts_and_plain_samples_from_ntpd_rs";
-    let cookies = format!("{cookies} cookies");
     let aead = aead_with_id(&aead);
     let handshake = format!(
         "{:.1} ms median of {} (authtime query's ke_ms)",
@@ -519,7 +505,10 @@ fn authtime_query_gets_nts_and_plain_samples_from_ntpd_rs() {
     let rows = [
         ("NTS-KE", "authenticated samples, stratum 1".to_owned()),
         ("AEAD", aead),
-        ("cookies", cookies),
+        (
+            "cookies",
+            "one used per request, fresh ones kept".to_owned(),
+        ),
         ("plain NTP", "stratum 1 replies".to_owned()),
         ("handshake", handshake),
         ("key group", HYBRID_GROUP.to_owned()),

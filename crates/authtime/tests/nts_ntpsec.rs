@@ -20,7 +20,7 @@ use ntp_support::interop::{Direction, Row, median, proven};
 use ntp_support::ntpsec::{
     self, Namespace, Ntpd, PEER, SERVE_METRICS_PORT, ServeInNamespace, nts_ke_times,
 };
-use ntp_support::{TempDir, keygen, metric, nts_cert, text_of};
+use ntp_support::{TempDir, keygen, metric, negotiated_groups, nts_cert, text_of};
 
 /// authtime's NTP port in the namespace (NTPsec holds 123 there).
 const SERVE_NTP_PORT: u16 = 11123;
@@ -119,23 +119,21 @@ fn ntpsec_client_takes_nts_samples_from_authtime_serve() {
         0,
         "NTPsec sent only NTS requests"
     );
+    // NTPsec's OpenSSL 3.0 has no ML-KEM: every handshake took X25519.
+    assert_eq!(negotiated_groups(&metrics), ["X25519"], "{metrics}");
     let test = "nts_ntpsec::ntpsec_client_takes_nts_samples_from_authtime_serve";
-    let mut rows = vec![
+    let rows = [
         (
             "NTS-KE",
-            "TLS 1.3; NTP port 11123 from the Port Negotiation record".to_owned(),
+            "TLS 1.3; NTP port 11123 from the Port Negotiation record",
         ),
-        ("AEAD", "AEAD_AES_SIV_CMAC_256 (15)".to_owned()),
+        ("AEAD", "AEAD_AES_SIV_CMAC_256 (15)"),
         (
             "cookies",
-            "8 per NTS-KE, one used per request; every sample authentic".to_owned(),
+            "8 per NTS-KE, one used per request; every sample authentic",
         ),
+        ("key group", "X25519 (classical fallback)"),
     ];
-    // authtime builds that count handshakes by group say which one NTPsec
-    // took (older ones do not: then there is no row).
-    if let Some(group) = negotiated_group(&metrics) {
-        rows.push(("key group", group));
-    }
     for (feature, result) in &rows {
         proven(Row {
             peer: PEER,
@@ -145,17 +143,6 @@ fn ntpsec_client_takes_nts_samples_from_authtime_serve() {
             test,
         });
     }
-}
-
-/// The key exchange group of authtime's NTS-KE sessions, from its
-/// `authtime_ntske_key_exchange_groups_total{group="..."}` samples (the
-/// one with handshakes), if this build counts them.
-fn negotiated_group(metrics: &str) -> Option<String> {
-    metrics.lines().find_map(|line| {
-        let rest = line.strip_prefix("authtime_ntske_key_exchange_groups_total{group=\"")?;
-        let (group, count) = rest.split_once("\"} ")?;
-        (count.trim().parse::<u64>().ok()? > 0).then(|| group.to_owned())
-    })
 }
 
 /// How many NTS-KE handshakes each direction's figure is the median of.
@@ -310,7 +297,9 @@ fn authtime_query_gets_nts_and_plain_samples_from_ntpsec() {
         "{:.1} ms median of {HANDSHAKES} (authtime query's ke_ms)",
         median(&ke_ms)
     );
-    let mut rows = vec![
+    // NTPsec's OpenSSL 3.0 has no ML-KEM: authtime's client falls back.
+    assert_eq!(json["nts"]["tls_group"], "X25519", "{json}");
+    let rows = [
         ("NTS-KE", "TLS 1.3; NTP at 127.0.0.1:123"),
         ("AEAD", "AEAD_AES_SIV_CMAC_256 (15)"),
         (
@@ -319,12 +308,8 @@ fn authtime_query_gets_nts_and_plain_samples_from_ntpsec() {
         ),
         ("plain NTP", "stratum 6 (local clock, fudged stratum 5)"),
         ("handshake", handshake.as_str()),
+        ("key group", "X25519 (classical fallback)"),
     ];
-    // Builds of authtime that report the TLS group say which one NTPsec's
-    // OpenSSL 3.0 took.
-    if let Some(group) = json["nts"]["tls_group"].as_str() {
-        rows.push(("key group", group));
-    }
     for (feature, result) in rows {
         proven(Row {
             peer: PEER,

@@ -315,6 +315,19 @@ pub(crate) fn scrape(addr: SocketAddr) -> String {
     out
 }
 
+/// The TLS key exchange groups authtime's NTS-KE server counted handshakes
+/// for (`authtime_ntske_key_exchange_groups_total{group=...}` above 0).
+pub(crate) fn negotiated_groups(metrics: &str) -> Vec<&str> {
+    metrics
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("authtime_ntske_key_exchange_groups_total{group=\"")?;
+            let (group, count) = rest.split_once("\"} ")?;
+            (count.trim().parse::<u64>().ok()? > 0).then_some(group)
+        })
+        .collect()
+}
+
 /// The value of `sample` in a metrics text, 0 if absent.
 pub(crate) fn metric(text: &str, sample: &str) -> u64 {
     text.lines()
