@@ -54,6 +54,49 @@ impl ErrorCounts {
             + self.generator_cap
             + self.other
     }
+
+    /// The classes that occurred, largest first: `reset 199, timeout 2`
+    /// (empty when there was no failure).
+    #[must_use]
+    pub fn breakdown(&self) -> String {
+        let mut classes = [
+            ("timeout", self.timeout),
+            ("refused", self.refused),
+            ("reset", self.reset),
+            ("tls", self.tls),
+            ("ke-refused", self.ke_refused),
+            ("nak", self.nak),
+            ("bad-auth", self.bad_auth),
+            ("kiss", self.kiss),
+            ("send", self.send),
+            ("no-cookie", self.no_cookie),
+            ("generator-cap", self.generator_cap),
+            ("other", self.other),
+        ];
+        classes.sort_by(|a, b| b.1.cmp(&a.1));
+        classes
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+#[cfg(test)]
+mod breakdown_tests {
+    use super::ErrorCounts;
+
+    #[test]
+    fn the_breakdown_lists_the_classes_that_occurred_largest_first() {
+        let counts = ErrorCounts {
+            reset: 199,
+            timeout: 2,
+            ..ErrorCounts::default()
+        };
+        assert_eq!(counts.breakdown(), "reset 199, timeout 2");
+        assert_eq!(ErrorCounts::default().breakdown(), "");
+    }
 }
 
 /// Latency percentiles in microseconds.

@@ -195,6 +195,21 @@ fn run_nts(
             }
             writeln!(streams.stdout, "{line}")?;
         }
+        // A server that closes most sessions before or during TLS is most
+        // likely limiting this generator's address, not overloaded.
+        let (resets, errors) = steps.iter().fold((0, 0), |(r, e), s| {
+            (r + s.ke_errors.reset, e + s.ke_errors.total())
+        });
+        if errors > 0 && resets * 2 > errors {
+            writeln!(
+                streams.stderr,
+                "authtime-lab: the server closed most failed sessions (reset {resets} of \
+                 {errors} errors): an authtime server limits each client address ([nts-ke] \
+                 client-limit, client-rate, client-burst, client-max-connections); all of this \
+                 load comes from one address. Measure capacity with client-limit = false on \
+                 the server."
+            )?;
+        }
         runs.push(serde_json::json!({ "key_exchange": offer, "steps": steps }));
     }
     if let Some(path) = &args.json {
@@ -225,24 +240,33 @@ fn step_line(s: &authtime_lab::load_nts_stats::StepReport) -> String {
             x.p50_us, x.p95_us, x.p99_us, x.max_us
         )
     };
+    let classes = |e: &authtime_lab::load_nts_stats::ErrorCounts| {
+        if e.total() == 0 {
+            String::new()
+        } else {
+            format!(": {}", e.breakdown())
+        }
+    };
     let mut line = format!(
-        "rate {:.0}/s for {} s: {} scheduled; KE ok {} errors {} ({:.2}%)",
+        "rate {:.0}/s for {} s: {} scheduled; KE ok {} errors {} ({:.2}%{})",
         s.rate,
         s.duration_s,
         s.scheduled,
         s.ke_ok,
         s.ke_errors.total(),
-        100.0 * s.ke_error_share
+        100.0 * s.ke_error_share,
+        classes(&s.ke_errors)
     );
     if s.d_cke.count > 0 {
         line.push_str(&format!(" d_CKE {}", p(&s.d_cke)));
     }
     if !matches!(s.mode, authtime_lab::load_nts::Mode::Ke) {
         line.push_str(&format!(
-            "; NTS ok {} errors {} ({:.2}%) d_CNTS {}",
+            "; NTS ok {} errors {} ({:.2}%{}) d_CNTS {}",
             s.ntp_ok,
             s.ntp_errors.total(),
             100.0 * s.ntp_error_share,
+            classes(&s.ntp_errors),
             p(&s.d_ntp)
         ));
     }

@@ -187,3 +187,39 @@ fn a_ramp_runs_one_step_per_rate() {
         assert_eq!(count(&step["ke_ok"]), 0, "{step}");
     }
 }
+
+#[test]
+fn a_server_limiting_the_generators_address_is_named_as_the_cause() {
+    use authtime_lab::section_nts_server::start_authtime_with;
+    let dir = Scratch::new().expect("scratch directory");
+    let certs = make_certificates(&dir).expect("authtime nts cert");
+    // The server's default per-client limits: 16 handshakes, then 0.2 a second.
+    let server = start_authtime_with(&dir, &certs, None, true).expect("authtime serve");
+    let target = format!("localhost:{}", server.ke.port());
+    let ca = certs.ca.display().to_string();
+    let out = authtime_lab(&[
+        "load",
+        "nts-ke",
+        "--target",
+        &target,
+        "--ca",
+        &ca,
+        "--rate",
+        "40",
+        "--duration",
+        "1",
+    ]);
+    assert!(out.status.success(), "{}", text_of(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // 40 scheduled, at most the burst (16) and a few refills get through.
+    assert!(stdout.contains("reset "), "{}", text_of(&out));
+    assert!(stderr.contains("client-limit = false"), "{}", text_of(&out));
+    let metrics = scrape(server.metrics.expect("metrics")).expect("scrape");
+    assert!(
+        metrics.lines().any(|l| l
+            .starts_with("authtime_ntske_sessions_total{outcome=\"rate_limited\"}")
+            && !l.ends_with(" 0")),
+        "{metrics}"
+    );
+}
