@@ -73,7 +73,7 @@ impl ErrorCounts {
             ("generator-cap", self.generator_cap),
             ("other", self.other),
         ];
-        classes.sort_by(|a, b| b.1.cmp(&a.1));
+        classes.sort_by_key(|c| std::cmp::Reverse(c.1));
         classes
             .iter()
             .filter(|(_, n)| *n > 0)
