@@ -1,0 +1,115 @@
+//! The online key and its certificate (draft-ietf-ntp-roughtime-19 §5.2.6):
+//! the long-term key signs DELE = {PUBK, MINT, MAXT}, and the online key
+//! signs every batch's SREP. Keys are inputs: where they live and when they
+//! rotate is the daemon's business.
+
+use ed25519_dalek::{Signer, SigningKey};
+
+use crate::error::Error;
+use crate::message;
+use crate::tags::Tag;
+use crate::version::Version;
+
+/// An online signing key with its CERT, encoded once for each version
+/// (the versions sign DELE with different context strings).
+pub struct OnlineKey {
+    signing: SigningKey,
+    mint: u64,
+    maxt: u64,
+    cert_draft: Vec<u8>,
+    cert_rfc: Vec<u8>,
+}
+
+impl core::fmt::Debug for OnlineKey {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("OnlineKey")
+            .field("public", &self.signing.verifying_key())
+            .field("mint", &self.mint)
+            .field("maxt", &self.maxt)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OnlineKey {
+    /// Delegates to `online` for midpoints in [`mint`, `maxt`] (seconds since
+    /// the Unix epoch), signed by `long_term`.
+    pub fn delegate(
+        long_term: &SigningKey,
+        online: SigningKey,
+        mint: u64,
+        maxt: u64,
+    ) -> Result<Self, Error> {
+        if mint > maxt {
+            return Err(Error::BadDelegationWindow);
+        }
+        let pubk = online.verifying_key().to_bytes();
+        let dele = message::encode(&[
+            (Tag::PUBK, &pubk),
+            (Tag::MINT, &mint.to_le_bytes()),
+            (Tag::MAXT, &maxt.to_le_bytes()),
+        ])?;
+        let cert = |version: Version| -> Result<Vec<u8>, Error> {
+            let mut signed = version.contexts().delegation.to_vec();
+            signed.extend_from_slice(&dele);
+            let sig = long_term.sign(&signed).to_bytes();
+            message::encode(&[(Tag::SIG, &sig), (Tag::DELE, &dele)])
+        };
+        Ok(OnlineKey {
+            cert_draft: cert(Version::Draft12)?,
+            cert_rfc: cert(Version::Rfc1)?,
+            signing: online,
+            mint,
+            maxt,
+        })
+    }
+
+    /// The CERT value for `version`.
+    pub fn cert(&self, version: Version) -> &[u8] {
+        match version {
+            Version::Draft12 => &self.cert_draft,
+            Version::Rfc1 => &self.cert_rfc,
+        }
+    }
+
+    /// MINT and MAXT.
+    pub fn window(&self) -> (u64, u64) {
+        (self.mint, self.maxt)
+    }
+
+    /// Whether a response with this midpoint would verify (MINT <= MIDP <= MAXT).
+    pub fn covers(&self, midpoint: u64) -> bool {
+        self.mint <= midpoint && midpoint <= self.maxt
+    }
+
+    /// The online key's signature over `srep` with `version`'s context string.
+    pub fn sign_srep(&self, version: Version, srep: &[u8]) -> [u8; 64] {
+        let mut signed = version.contexts().response.to_vec();
+        signed.extend_from_slice(srep);
+        self.signing.sign(&signed).to_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::Message;
+
+    #[test]
+    fn cert_holds_the_window_and_key() {
+        let long_term = SigningKey::from_bytes(&[1; 32]);
+        let online = SigningKey::from_bytes(&[2; 32]);
+        let public = online.verifying_key().to_bytes();
+        let key = OnlineKey::delegate(&long_term, online, 10, 20).unwrap();
+        for v in [Version::Draft12, Version::Rfc1] {
+            let cert = Message::parse(key.cert(v)).unwrap();
+            let dele = Message::parse(cert.require(Tag::DELE).unwrap()).unwrap();
+            assert_eq!(dele.require_array::<32>(Tag::PUBK).unwrap(), public);
+            assert_eq!(dele.require_u64(Tag::MINT).unwrap(), 10);
+            assert_eq!(dele.require_u64(Tag::MAXT).unwrap(), 20);
+        }
+        assert_ne!(key.cert(Version::Draft12), key.cert(Version::Rfc1));
+        assert!(key.covers(10) && key.covers(20) && !key.covers(21));
+        let online = SigningKey::from_bytes(&[2; 32]);
+        assert!(OnlineKey::delegate(&long_term, online, 21, 20).is_err());
+    }
+}

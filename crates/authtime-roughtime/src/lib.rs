@@ -1,0 +1,35 @@
+//! Roughtime's protocol core, sans-IO: the message codec, request building,
+//! a batched server core and client-side response verification, for both
+//! wire versions: RFC 10049's version 1 and the drafts' 0x8000000c (drafts 12
+//! to 19, spoken by roughenough 1.3.0-draft14 and Cloudflare's servers).
+//!
+//! What it does not do: sockets, clocks, randomness, key storage and
+//! rotation, rate limits, server lists, malfeasance reports, nonce chaining
+//! policy (only the [`request::chained_nonce`] hash). All of those belong to
+//! the daemon and the `authtime` command, which give this crate bytes, times
+//! and keys. The signature context strings differ between the two versions:
+//! [`version`] says which and why.
+//!
+//! Section numbers in comments are those of draft-ietf-ntp-roughtime-19 (the
+//! text RFC 10049 was published from). Ed25519 is ed25519-dalek's and
+//! SHA-512 RustCrypto's; nothing cryptographic is written here.
+
+// Tests unwrap freely (a panic is the failure report); library code never does.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod delegation;
+pub mod error;
+pub mod merkle;
+pub mod message;
+pub mod request;
+pub mod server_batch;
+pub mod tags;
+pub mod verify;
+pub mod version;
+
+pub use delegation::OnlineKey;
+pub use error::Error;
+pub use request::{build_request, parse_request};
+pub use server_batch::{BatchTime, respond_batch};
+pub use verify::{Verified, verify_response};
+pub use version::Version;

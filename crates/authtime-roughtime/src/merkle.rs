@@ -1,0 +1,138 @@
+//! The Merkle tree over a batch's request packets (draft-ietf-ntp-roughtime-19 §5.3).
+//!
+//! H is SHA-512 truncated to 32 bytes; a leaf is H(0x00 || request packet,
+//! "ROUGHTIM" header included), a node H(0x01 || left || right). The draft
+//! does not say how to complete a level with an odd number of nodes: like
+//! roughenough, an all-zero node is added, which a verifier never needs to
+//! know (it only follows PATH). Both wire versions use the same rules.
+
+use sha2::{Digest, Sha512};
+
+/// One 32-byte tree node.
+pub type Hash = [u8; 32];
+
+/// A Merkle tree may be at most 32 levels high (§5.2.4: at most 32 PATH entries).
+pub const MAX_PATH_LEN: usize = 32;
+
+fn truncated(hasher: Sha512) -> Hash {
+    let digest = hasher.finalize();
+    let mut out = [0u8; 32];
+    out.copy_from_slice(&digest[..32]);
+    out
+}
+
+/// H(0x00 || request packet).
+pub fn leaf_hash(request_packet: &[u8]) -> Hash {
+    let mut h = Sha512::new();
+    h.update([0x00]);
+    h.update(request_packet);
+    truncated(h)
+}
+
+/// H(0x01 || left || right).
+pub fn node_hash(left: &Hash, right: &Hash) -> Hash {
+    let mut h = Sha512::new();
+    h.update([0x01]);
+    h.update(left);
+    h.update(right);
+    truncated(h)
+}
+
+/// A built tree: every level, leaves first.
+#[derive(Debug, Clone)]
+pub struct MerkleTree {
+    levels: Vec<Vec<Hash>>,
+}
+
+impl MerkleTree {
+    /// Builds the tree over `leaves` (already hashed with [`leaf_hash`]).
+    /// Returns `None` for an empty batch.
+    pub fn new(leaves: Vec<Hash>) -> Option<Self> {
+        if leaves.is_empty() {
+            return None;
+        }
+        let mut levels = vec![leaves];
+        while let Some(level) = levels.last().filter(|l| l.len() > 1) {
+            let next = level
+                .chunks(2)
+                .map(|pair| node_hash(&pair[0], pair.get(1).unwrap_or(&[0u8; 32])))
+                .collect();
+            levels.push(next);
+        }
+        Some(MerkleTree { levels })
+    }
+
+    /// The root (ROOT).
+    pub fn root(&self) -> Hash {
+        // `new` refuses empty input, so the last level has one node.
+        self.levels.last().map_or([0u8; 32], |l| l[0])
+    }
+
+    /// The siblings from leaf `index` up to the root (PATH), concatenated.
+    pub fn path(&self, mut index: usize) -> Vec<u8> {
+        let mut path = Vec::with_capacity(32 * (self.levels.len() - 1));
+        for level in &self.levels[..self.levels.len() - 1] {
+            let sibling = level.get(index ^ 1).unwrap_or(&[0u8; 32]);
+            path.extend_from_slice(sibling);
+            index /= 2;
+        }
+        path
+    }
+}
+
+/// §5.3.1: the root reached from `request_packet` by `path` and `index`, or
+/// `None` when PATH is malformed or INDX has bits left over.
+pub fn root_from_path(request_packet: &[u8], index: u32, path: &[u8]) -> Option<Hash> {
+    if !path.len().is_multiple_of(32) || path.len() / 32 > MAX_PATH_LEN {
+        return None;
+    }
+    let mut h = leaf_hash(request_packet);
+    let mut bits = index;
+    for node in path.chunks_exact(32) {
+        let node: &Hash = node.try_into().ok()?;
+        h = if bits & 1 == 0 {
+            node_hash(&h, node)
+        } else {
+            node_hash(node, &h)
+        };
+        bits >>= 1;
+    }
+    (bits == 0).then_some(h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_leaf_reaches_the_root() {
+        for n in [1usize, 2, 3, 5, 8, 64, 100] {
+            let packets: Vec<Vec<u8>> = (0..n).map(|i| vec![i as u8; 40]).collect();
+            let tree = MerkleTree::new(packets.iter().map(|p| leaf_hash(p)).collect()).unwrap();
+            for (i, p) in packets.iter().enumerate() {
+                let path = tree.path(i);
+                assert_eq!(
+                    root_from_path(p, i as u32, &path),
+                    Some(tree.root()),
+                    "n={n} i={i}"
+                );
+                assert_ne!(root_from_path(p, (i as u32) ^ 1, &path), Some(tree.root()));
+            }
+        }
+    }
+
+    #[test]
+    fn single_leaf_root_is_the_leaf_hash() {
+        let tree = MerkleTree::new(vec![leaf_hash(b"x")]).unwrap();
+        assert_eq!(tree.root(), leaf_hash(b"x"));
+        assert!(tree.path(0).is_empty());
+        assert!(MerkleTree::new(vec![]).is_none());
+    }
+
+    #[test]
+    fn leftover_index_bits_fail() {
+        assert_eq!(root_from_path(b"x", 1, &[]), None);
+        assert_eq!(root_from_path(b"x", 0, &[0; 31]), None);
+        assert!(root_from_path(b"x", 0, &[0; 32 * 33]).is_none());
+    }
+}
