@@ -91,10 +91,12 @@ fn feature_rank(feature: &str) -> usize {
 /// The matrix's lines: one per (peer, direction, feature, result), the tests
 /// that proved it joined; sorted by peer, direction, column order, result.
 pub fn table(rows: &[Row]) -> String {
-    type Key = (String, String, usize, String, String);
+    // Peers sort by name whatever its case (chronyd, ntpd-rs, NTPsec).
+    type Key = (String, String, String, usize, String, String);
     let mut merged: BTreeMap<Key, Vec<String>> = BTreeMap::new();
     for r in rows {
         let key = (
+            r.peer.to_lowercase(),
             r.peer.clone(),
             r.direction.clone(),
             feature_rank(&r.feature),
@@ -109,7 +111,7 @@ pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(
         "| Peer | Direction | Feature | Result | Proven by |\n|---|---|---|---|---|\n",
     );
-    for ((peer, direction, _, feature, result), mut tests) in merged {
+    for ((_, peer, direction, _, feature, result), mut tests) in merged {
         tests.sort();
         let tests: Vec<String> = tests.iter().map(|t| format!("`{t}`")).collect();
         let _ = writeln!(
@@ -207,6 +209,17 @@ mod tests {
         assert_eq!(lines.len(), 4, "{t}");
         assert!(lines[2].contains("| NTS-KE | ok | `a::t`, `a::u` |"), "{t}");
         assert!(lines[3].contains("| handshake | 3.0 ms |"), "{t}");
+        let peers = table(&[
+            row("NTPsec 1.2.2", "NTS-KE", "ok", "a::t"),
+            row("chronyd 4.3", "NTS-KE", "ok", "a::t"),
+            row("ntpd-rs 1.9.0", "NTS-KE", "ok", "a::t"),
+        ]);
+        let order: Vec<&str> = peers
+            .lines()
+            .skip(2)
+            .map(|l| l.split('|').nth(1).unwrap_or("").trim())
+            .collect();
+        assert_eq!(order, ["chronyd 4.3", "ntpd-rs 1.9.0", "NTPsec 1.2.2"]);
     }
 
     #[test]
