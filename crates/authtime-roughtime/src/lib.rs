@@ -28,6 +28,8 @@ pub mod verify;
 pub mod version;
 
 pub use delegation::OnlineKey;
+/// The key type [`OnlineKey::delegate`] takes, re-exported so callers need not name ed25519-dalek.
+pub use ed25519_dalek::SigningKey;
 pub use error::Error;
 pub use request::{build_request, parse_request};
 pub use server_batch::{BatchTime, respond_batch};
