@@ -172,6 +172,24 @@ mod tests {
     }
 
     #[test]
+    fn roughenough_2_2_rfc10049_response_104172a3_verifies() {
+        // roughenough-protocol 2.2.0 (crates.io), testdata/rfc10049-{request,response}.104172a3
+        // and the key from its testdata/README.md: a version 1 exchange made
+        // by roughenough's own server (MIDP 2026-10-05T00:00:00Z), signed,
+        // says that README, with RFC 10049's "Roughtime v1 ..." strings.
+        let request = include_bytes!("../testdata/roughenough-2.2.0-rfc10049-request.104172a3");
+        let response = include_bytes!("../testdata/roughenough-2.2.0-rfc10049-response.104172a3");
+        let key = key32("GX9rI+FshTLGq8g4+s1ep4m+DHaykgM0A5v6iz02jWE=");
+        let verified = verify_response(request, response, &key).unwrap();
+        assert_eq!(verified.version, Version::Rfc1);
+        assert_eq!(verified.midpoint, 1_791_158_400);
+        assert_eq!(
+            verify_response_with(request, response, &key, |_| DRAFT_CONTEXTS),
+            Err(Error::BadDelegationSignature)
+        );
+    }
+
+    #[test]
     fn roughenough_response_path8_index2_decodes() {
         // roughenough 7534d16, testdata/rfc-response.path8.index2.4c16c619: a
         // response from a batch (PATH of 8 nodes, INDX 2). Its request is not

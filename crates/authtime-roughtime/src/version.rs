@@ -13,20 +13,27 @@
 //!   `verify::tests::roughenough_rfc_response_071039e5_verifies` shows
 //!   it: roughenough's captured 0x8000000c exchange verifies with these
 //!   strings and with nothing else.
-//! - **Version 1** (RFC 10049) signs with `"Roughtime v1 ...\0"` (lower-case
-//!   t), which the issue this crate answers (authtime issue 21) quotes as
-//!   the RFC's text. The RFC text itself was not available to check when this
-//!   was written: this choice rests on that quotation. The published
-//!   examples disagree with it: draft 19's Appendix B malfeasance report,
-//!   whose requests offer version 1, verifies only with the draft's
-//!   `"RoughTime"` strings (test
-//!   `verify::tests::draft_19_appendix_b_is_signed_with_the_draft_context`),
-//!   and roughenough's sources at commit 7534d16 (workspace version 2.0.0,
-//!   August 2026; `roughenough-protocol/src/protocol_ver.rs`) use
-//!   `"RoughTime"` for every version. Whether the later roughenough 2.2
-//!   changed this was not checked here. Interoperability on version 1 therefore depends on which text
-//!   a peer followed; [`crate::verify::verify_response_with`] takes the
-//!   strings explicitly for the caller that needs the other one.
+//! - **Version 1** (RFC 10049) signs with `"Roughtime v1 delegation
+//!   signature\0"` and `"Roughtime v1 response signature\0"` (lower-case t),
+//!   the text authtime issue 21 quotes from the RFC and the strings
+//!   roughenough 2.2.0 uses for version 1 (`roughenough-protocol` 2.2.0,
+//!   `src/protocol_ver.rs`: "RFC 10049 5.2.1 and 5.2.6"). The test
+//!   `verify::tests::roughenough_2_2_rfc10049_response_104172a3_verifies`
+//!   shows it: roughenough 2.2.0's published version 1 exchange verifies with
+//!   these strings and not with the draft's. The RFC's own text was not
+//!   available here to read.
+//!
+//! The draft's example disagrees for version 1: draft 19's Appendix B
+//! malfeasance report, whose requests offer version 1 only, verifies only
+//! with the `"RoughTime"` strings (test
+//! `verify::tests::draft_19_appendix_b_is_signed_with_the_draft_context`);
+//! the issue says the RFC's Appendix B example does the same. An
+//! implementation that followed the examples rather than the text (as
+//! roughenough did before 2.2: its 2.0.0 sources, commit 7534d16, use
+//! `"RoughTime"` for every version) would not interoperate on version 1.
+//! [`crate::verify::verify_response_with`] takes the strings explicitly for
+//! a caller that must check such a signature (a malfeasance report built
+//! from the example, say).
 
 use crate::error::Error;
 
