@@ -5,6 +5,12 @@
 //! does not say how to complete a level with an odd number of nodes: like
 //! roughenough, an all-zero node is added, which a verifier never needs to
 //! know (it only follows PATH). Both wire versions use the same rules.
+//!
+//! roughenough 1.3.0-draft14 departs from them for 0x8000000c batches: its
+//! `src/merkle.rs` hashes leaves and inner nodes with the full 64-byte
+//! SHA-512, truncates only the root (`finalize_output`) and puts 64-byte
+//! siblings in PATH. Its single-request responses (empty PATH, root =
+//! truncated leaf) agree with these rules; its batched ones do not verify here.
 
 use sha2::{Digest, Sha512};
 

@@ -145,6 +145,17 @@ mod tests {
     }
 
     #[test]
+    fn roughenough_request_with_srv_417aa962_parses() {
+        // roughenough 7534d16 (2.0.0), testdata/rfc-request.SRV.417aa962: a
+        // captured 0x8000000c request carrying SRV (its response is not published).
+        let packet = include_bytes!("../testdata/roughenough-rfc-request.SRV.417aa962");
+        let req = parse_request(packet).unwrap();
+        assert_eq!(req.version, Version::Draft12);
+        assert_eq!(hex::encode(&req.nonce[..4]), "417aa962");
+        assert!(req.srv.is_some());
+    }
+
+    #[test]
     fn wrong_type_is_refused() {
         let nonce = [0u8; 32];
         let one = 1u32.to_le_bytes();
