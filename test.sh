@@ -24,6 +24,7 @@ scripts/check-systemd-unit.sh
 echo "test.sh: cargo test"
 scripts/ensure-ntpd-rs.sh
 scripts/ensure-ntpsec.sh
+scripts/ensure-roughenough.sh
 # The interop tests record what they proved here; the matrix is built from it.
 rm -rf target/tmp/interop-rows
 cargo test --workspace --locked
