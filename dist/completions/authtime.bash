@@ -40,6 +40,9 @@ _authtime() {
             authtime,query)
                 cmd="authtime__subcmd__query"
                 ;;
+            authtime,roughtime)
+                cmd="authtime__subcmd__roughtime"
+                ;;
             authtime,serve)
                 cmd="authtime__subcmd__serve"
                 ;;
@@ -103,6 +106,9 @@ _authtime() {
             authtime__subcmd__help,query)
                 cmd="authtime__subcmd__help__subcmd__query"
                 ;;
+            authtime__subcmd__help,roughtime)
+                cmd="authtime__subcmd__help__subcmd__roughtime"
+                ;;
             authtime__subcmd__help,serve)
                 cmd="authtime__subcmd__help__subcmd__serve"
                 ;;
@@ -135,6 +141,12 @@ _authtime() {
                 ;;
             authtime__subcmd__help__subcmd__nts,kek)
                 cmd="authtime__subcmd__help__subcmd__nts__subcmd__kek"
+                ;;
+            authtime__subcmd__help__subcmd__roughtime,query)
+                cmd="authtime__subcmd__help__subcmd__roughtime__subcmd__query"
+                ;;
+            authtime__subcmd__help__subcmd__roughtime,verify-report)
+                cmd="authtime__subcmd__help__subcmd__roughtime__subcmd__verify__subcmd__report"
                 ;;
             authtime__subcmd__help__subcmd__tesla,dtls-recv)
                 cmd="authtime__subcmd__help__subcmd__tesla__subcmd__dtls__subcmd__recv"
@@ -193,6 +205,24 @@ _authtime() {
             authtime__subcmd__nts__subcmd__help,kek)
                 cmd="authtime__subcmd__nts__subcmd__help__subcmd__kek"
                 ;;
+            authtime__subcmd__roughtime,help)
+                cmd="authtime__subcmd__roughtime__subcmd__help"
+                ;;
+            authtime__subcmd__roughtime,query)
+                cmd="authtime__subcmd__roughtime__subcmd__query"
+                ;;
+            authtime__subcmd__roughtime,verify-report)
+                cmd="authtime__subcmd__roughtime__subcmd__verify__subcmd__report"
+                ;;
+            authtime__subcmd__roughtime__subcmd__help,help)
+                cmd="authtime__subcmd__roughtime__subcmd__help__subcmd__help"
+                ;;
+            authtime__subcmd__roughtime__subcmd__help,query)
+                cmd="authtime__subcmd__roughtime__subcmd__help__subcmd__query"
+                ;;
+            authtime__subcmd__roughtime__subcmd__help,verify-report)
+                cmd="authtime__subcmd__roughtime__subcmd__help__subcmd__verify__subcmd__report"
+                ;;
             authtime__subcmd__tesla,dtls-recv)
                 cmd="authtime__subcmd__tesla__subcmd__dtls__subcmd__recv"
                 ;;
@@ -236,7 +266,7 @@ _authtime() {
 
     case "${cmd}" in
         authtime)
-            opts="-h -V --help --version mac hash serve config query keygen nts tesla broadcast status help"
+            opts="-h -V --help --version mac hash serve config query keygen nts tesla broadcast status roughtime help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -524,7 +554,7 @@ _authtime() {
             return 0
             ;;
         authtime__subcmd__help)
-            opts="mac hash serve config query keygen nts tesla broadcast status help"
+            opts="mac hash serve config query keygen nts tesla broadcast status roughtime help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -750,6 +780,48 @@ _authtime() {
         authtime__subcmd__help__subcmd__query)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__help__subcmd__roughtime)
+            opts="query verify-report"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__help__subcmd__roughtime__subcmd__query)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__help__subcmd__roughtime__subcmd__verify__subcmd__report)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1226,6 +1298,132 @@ _authtime() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__roughtime)
+            opts="-h -V --help --version query verify-report help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__roughtime__subcmd__help)
+            opts="query verify-report help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__roughtime__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__roughtime__subcmd__help__subcmd__query)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__roughtime__subcmd__help__subcmd__verify__subcmd__report)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__roughtime__subcmd__query)
+            opts="-h --servers --server --public-key --version --timeout-ms --retries --json --malfeasance-report --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --servers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --public-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --version)
+                    COMPREPLY=($(compgen -W "1 draft" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --malfeasance-report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__roughtime__subcmd__verify__subcmd__report)
+            opts="-h -V --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;

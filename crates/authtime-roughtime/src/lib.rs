@@ -4,8 +4,7 @@
 //! to 19, spoken by roughenough 1.3.0-draft14 and Cloudflare's servers).
 //!
 //! What it does not do: sockets, clocks, randomness, key storage and
-//! rotation, rate limits, server lists, malfeasance reports, nonce chaining
-//! policy (only the [`request::chained_nonce`] hash). All of those belong to
+//! rotation, rate limits. Those belong to
 //! the daemon and the `authtime` command, which give this crate bytes, times
 //! and keys. The signature context strings differ between the two versions:
 //! [`version`] says which and why.
@@ -17,7 +16,9 @@
 // Tests unwrap freely (a panic is the failure report); library code never does.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod chain;
 pub mod delegation;
+pub mod ecosystem;
 pub mod error;
 pub mod merkle;
 pub mod message;
@@ -27,6 +28,7 @@ pub mod tags;
 pub mod verify;
 pub mod version;
 
+pub use chain::{Chain, MalfeasanceReport};
 pub use delegation::OnlineKey;
 /// The key type [`OnlineKey::delegate`] takes, re-exported so callers need not name ed25519-dalek.
 pub use ed25519_dalek::SigningKey;

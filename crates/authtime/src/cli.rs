@@ -69,6 +69,10 @@ pub enum Command {
     /// dispersion, or unsynchronized), and why.
     #[command(after_help = crate::cmd_status::STATUS_HELP)]
     Status(crate::cmd_status::StatusArgs),
+    /// Roughtime (RFC 10049 and the drafts' 0x8000000c): ask servers in a
+    /// chain, verify malfeasance reports.
+    #[command(subcommand)]
+    Roughtime(crate::cmd_roughtime::RoughtimeCommand),
 }
 
 /// `authtime nts ...`.

@@ -33,6 +33,8 @@ pub mod cmd_nts_cert;
 pub mod cmd_nts_kek;
 pub mod cmd_query;
 pub mod cmd_query_nts;
+pub mod cmd_roughtime;
+pub mod cmd_roughtime_report;
 pub mod cmd_serve;
 pub mod cmd_status;
 pub mod cmd_tesla_dtls;
@@ -59,6 +61,9 @@ pub mod exit_code {
     /// time, a Kiss-o'-Death, an unsynchronized server, a server whose root
     /// distance exceeds 1.5 s).
     pub const NO_ANSWER: u8 = 3;
+    /// Signed answers that prove a server lied (`authtime roughtime query`:
+    /// two Roughtime answers out of causal order).
+    pub const MALFEASANCE: u8 = 4;
 }
 
 /// How a command that ran to the end came out.
@@ -70,6 +75,8 @@ pub enum Outcome {
     Rejected(String),
     /// Exit 3, with the one-line reason to show on standard error.
     NoAnswer(String),
+    /// Exit 4, with the one-line reason to show on standard error.
+    Malfeasance(String),
 }
 
 impl Outcome {
@@ -80,6 +87,7 @@ impl Outcome {
             Self::Success => exit_code::SUCCESS,
             Self::Rejected(_) => exit_code::REJECTED,
             Self::NoAnswer(_) => exit_code::NO_ANSWER,
+            Self::Malfeasance(_) => exit_code::MALFEASANCE,
         }
     }
 }
@@ -136,6 +144,12 @@ pub fn run(cli: &cli::Cli, streams: &mut Streams<'_>) -> anyhow::Result<Outcome>
         }
         cli::Command::Broadcast(cli_broadcast::BroadcastCommand::Listen(args)) => {
             cmd_broadcast::listen(args, streams)
+        }
+        cli::Command::Roughtime(cmd_roughtime::RoughtimeCommand::Query(args)) => {
+            cmd_roughtime::query(args, streams)
+        }
+        cli::Command::Roughtime(cmd_roughtime::RoughtimeCommand::VerifyReport(args)) => {
+            cmd_roughtime_report::verify_report(args, streams)
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The `authtime` binary: parses the arguments, runs the command, and turns the
 //! result into an exit code (0 success, 1 rejected, 2 bad usage or input,
-//! 3 no answer from a network peer).
+//! 3 no answer from a network peer, 4 Roughtime malfeasance).
 
 use std::io::{self, IsTerminal};
 use std::process::ExitCode;
@@ -37,7 +37,8 @@ fn main() -> ExitCode {
         Ok(authtime::Outcome::Success) => exit_code::SUCCESS,
         Ok(
             ref outcome @ (authtime::Outcome::Rejected(ref reason)
-            | authtime::Outcome::NoAnswer(ref reason)),
+            | authtime::Outcome::NoAnswer(ref reason)
+            | authtime::Outcome::Malfeasance(ref reason)),
         ) => {
             let _ = writeln!(streams.stderr, "authtime: {}", escape_controls(reason));
             outcome.exit_code()
