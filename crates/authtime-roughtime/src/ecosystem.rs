@@ -7,10 +7,13 @@
 //!   "addresses": [{"protocol": "udp", "address": "host:port"}]}]}
 //! ```
 //!
-//! Parsing is strict: unknown fields, key types other than Ed25519, keys that
-//! are not 32 bytes of standard base64, Google's pre-IETF protocol, and
-//! addresses that are not UDP `host:port` are refused with the server's name
-//! in the error. Nothing is resolved here: addresses stay strings.
+//! Parsing is strict: unknown fields, unknown versions, key types other than
+//! Ed25519, keys that are not 32 bytes of standard base64, and addresses that
+//! are not UDP `host:port` are refused with the server's name in the error.
+//! Servers of Google's pre-IETF protocol (`"version": "Google-Roughtime"`,
+//! listed in Cloudflare's own file) are kept with no version to offer, so a
+//! caller can say it skips them. Nothing is resolved here: addresses stay
+//! strings.
 
 use core::fmt;
 
@@ -25,7 +28,8 @@ use crate::version::Version;
 pub struct Server {
     /// The list's `name`, unique within the list.
     pub name: String,
-    /// The versions to offer it, in the request's VER.
+    /// The versions to offer it, in the request's VER; empty for a
+    /// `Google-Roughtime` server, which this crate cannot ask.
     pub versions: Vec<Version>,
     /// The long-term Ed25519 public key.
     pub public_key: [u8; 32],
@@ -52,7 +56,7 @@ pub enum EcosystemError {
     },
     /// `publicKey` is not standard base64 of 32 bytes.
     BadPublicKey(String),
-    /// `version` names a protocol this crate does not speak (e.g. `Google-Roughtime`).
+    /// `version` is none of `IETF-Roughtime`, `Google-Roughtime`, `1`, `draft`.
     UnsupportedVersion {
         /// The server's name.
         server: String,
@@ -180,10 +184,11 @@ pub fn decode_key(text: &str) -> Option<[u8; 32]> {
 
 /// The versions to offer for a list's `version` string: the IETF protocol
 /// (or no version given) offers both wire versions and lets the server pick;
-/// `Google-Roughtime` (no VER, 64-byte nonces) is not spoken here.
+/// `Google-Roughtime` (no VER, 64-byte nonces) is not spoken here: nothing to offer.
 fn parse_version(version: Option<&str>) -> Option<Vec<Version>> {
     match version {
         None | Some("IETF-Roughtime") => Some(vec![Version::Draft12, Version::Rfc1]),
+        Some("Google-Roughtime") => Some(Vec::new()),
         Some("1") => Some(vec![Version::Rfc1]),
         Some("draft") => Some(vec![Version::Draft12]),
         Some(_) => None,
@@ -245,7 +250,7 @@ mod tests {
                 "0GD7c3yP8xEc4Zl2zeuN2SlLvDVVocjsPSL8/Rl/7zg=",
                 "0GD7c3yP8xEc4Zl2",
             ),
-            ("\"IETF-Roughtime\"", "\"Google-Roughtime\""),
+            ("\"IETF-Roughtime\"", "\"Roughtime-1.0\""),
             (
                 "\"udp\", \"address\": \"roughtime",
                 "\"tcp\", \"address\": \"roughtime",
@@ -271,6 +276,23 @@ mod tests {
         for n in 0..good.len() {
             let _ = parse_ecosystem(&good.as_bytes()[..n]);
         }
+    }
+
+    #[test]
+    fn cloudflare_ecosystem_json_parses_with_google_servers_kept_unaskable() {
+        // The shape of cloudflare/roughtime's ecosystem.json (commit 39613b3):
+        // one IETF server and two still listed as Google-Roughtime.
+        let json = r#"{"servers": [
+          {"name": "Cloudflare-Roughtime-2", "version": "IETF-Roughtime", "publicKeyType": "ed25519",
+           "publicKey": "0GD7c3yP8xEc4Zl2zeuN2SlLvDVVocjsPSL8/Rl/7zg=",
+           "addresses": [{"protocol": "udp", "address": "roughtime.cloudflare.com:2003"}]},
+          {"name": "int08h-Roughtime", "version": "Google-Roughtime", "publicKeyType": "ed25519",
+           "publicKey": "AW5uAoTSTDfG5NfY1bTh08GUnOqlRb+HVhbJ3ODJvsE=",
+           "addresses": [{"protocol": "udp", "address": "roughtime.int08h.com:2002"}]}]}"#;
+        let list = parse_ecosystem(json.as_bytes()).unwrap();
+        assert_eq!(list.len(), 2);
+        assert_eq!(list[0].versions.len(), 2);
+        assert!(list[1].versions.is_empty());
     }
 
     #[test]

@@ -78,7 +78,7 @@ pub const QUERY_HELP: &str = "Servers are asked one after the other; each reques
 the hash of the previous verified response and fresh random bytes \
 (draft-ietf-ntp-roughtime-19 §8), so the answers are in a provable order. A server that \
 gives no verifying answer within --timeout-ms after --retries resends is reported and \
-skipped. Each answer is verified against the server's long-term key; the midpoint is printed \
+skipped, as are list entries marked Google-Roughtime (the pre-IETF protocol). Each answer is verified against the server's long-term key; the midpoint is printed \
 in UTC (RFC 3339) with its radius, then the interval every answer allows.\n\n\
 Exit codes: 0 at least one server answered and all answers agree, 2 bad usage or input, \
 3 no server answered or the answers do not overlap, 4 malfeasance: an answer's interval ends \
@@ -111,6 +111,14 @@ pub fn query(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outc
     let mut chain = Chain::new();
     let mut answers = Vec::with_capacity(targets.len());
     for t in &targets {
+        if t.versions.is_empty() {
+            answers.push(Answer {
+                name: t.name.clone(),
+                address: None,
+                result: Err("skipped: Google-Roughtime (pre-IETF) is not spoken".into()),
+            });
+            continue;
+        }
         let mut rand = [0u8; 32];
         getrandom::fill(&mut rand).map_err(|e| anyhow!("no random bytes from the system: {e}"))?;
         let pending = chain.request(&t.versions, &t.key, rand)?;
@@ -281,16 +289,16 @@ fn print_text(
 ) -> anyhow::Result<()> {
     let mut out = String::new();
     for a in answers {
-        let addr = a.address.map(|a| a.to_string()).unwrap_or_default();
+        let addr = a.address.map(|a| format!(" ({a})")).unwrap_or_default();
         match &a.result {
             Ok((v, midpoint, radius)) => writeln!(
                 out,
-                "{} ({addr}): version {}, midpoint {}, radius {radius} s",
+                "{}{addr}: version {}, midpoint {}, radius {radius} s",
                 a.name,
                 version_name(*v),
                 utc(*midpoint)
             )?,
-            Err(why) => writeln!(out, "{} ({addr}): {why}", a.name)?,
+            Err(why) => writeln!(out, "{}{addr}: {why}", a.name)?,
         }
     }
     match agreed {

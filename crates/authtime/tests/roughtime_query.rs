@@ -133,6 +133,35 @@ fn two_honest_servers_agree() {
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("agreed: "), "{text}");
     assert_eq!(text.matches("radius 5 s").count(), 2, "{text}");
+
+    // The same two from an ecosystem list, plus a Google-Roughtime entry
+    // that is listed as skipped.
+    use base64::Engine;
+    let b64 = |h: &str| base64::engine::general_purpose::STANDARD.encode(hex::decode(h).unwrap());
+    let entry = |name: &str, version: &str, key: &str, address: &str| {
+        serde_json::json!({"name": name, "version": version, "publicKeyType": "ed25519",
+            "publicKey": key, "addresses": [{"protocol": "udp", "address": address}]})
+    };
+    let list = serde_json::json!({"servers": [
+        entry("a", "IETF-Roughtime", &b64(&servers[0].public_key), &servers[0].address),
+        entry("old", "Google-Roughtime", &b64(&servers[0].public_key), "127.0.0.1:9"),
+        entry("b", "IETF-Roughtime", &b64(&servers[1].public_key), &servers[1].address),
+    ]});
+    let path = std::env::temp_dir().join(format!("authtime-rt-eco-{}.json", std::process::id()));
+    std::fs::write(&path, list.to_string()).unwrap();
+    let out = authtime(&[
+        "roughtime",
+        "query",
+        "--servers",
+        path.to_str().unwrap(),
+        "--timeout-ms",
+        "500",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("old: skipped"), "{text}");
+    assert_eq!(text.matches("radius 5 s").count(), 2, "{text}");
+    let _ = std::fs::remove_file(&path);
 }
 
 #[test]
