@@ -1,12 +1,13 @@
 //! Roughtime's protocol core, sans-IO: the message codec, request building,
-//! a batched server core and client-side response verification, for both
+//! a batched server core, client-side response verification, chains of
+//! requests to several servers with malfeasance reports ([`chain`]) and
+//! ecosystem server lists ([`ecosystem`]), for both
 //! wire versions: RFC 10049's version 1 and the drafts' 0x8000000c (drafts 12
 //! to 19, spoken by roughenough 1.3.0-draft14 and Cloudflare's servers).
 //!
 //! What it does not do: sockets, clocks, randomness, key storage and
-//! rotation, rate limits. Those belong to
-//! the daemon and the `authtime` command, which give this crate bytes, times
-//! and keys. The signature context strings differ between the two versions:
+//! rotation, rate limits. Those belong to the daemon and the `authtime`
+//! command, which give this crate bytes, times, random bytes and keys. The signature context strings differ between the two versions:
 //! [`version`] says which and why.
 //!
 //! Section numbers in comments are those of draft-ietf-ntp-roughtime-19 (the

@@ -269,6 +269,7 @@ fn ask(
     }
     Err(fail(match last_error {
         Some(e) => format!("no valid answer ({e})"),
+        None if retries == 0 => "no answer".to_string(),
         None => format!("no answer after {} tries", retries + 1),
     }))
 }
