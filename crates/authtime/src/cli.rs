@@ -155,7 +155,7 @@ const QUERY_HELP: &str = "Prints one line per reply: offset and delay in seconds
      plain requests but not keyed ones); 2 bad usage or bad input (key file, key id, host); \
      3 no usable reply (no answer within --timeout, Kiss-o'-Death, or a server that answers \
      but says it is unsynchronized: leap 3, or stratum 0 with reference id 0 as chrony sends, \
-     or a server unfit by RFC 5905's root distance: root delay / 2 + root dispersion over 1.5 s, \
+     or a server unfit by RFC 5905's root distance: max(10 ms, root delay + round-trip delay) / 2 + root dispersion + the sample's dispersion, over 1.5 s, \
      shown as root_distance_too_large with --json; with --nts its fresh cookies are still kept). \
      With several queries the first of 1, 3 in that order wins.\n\n\
      With --nts, the server is an NTS-KE server: authtime runs NTS-KE (TLS 1.3), then sends \
