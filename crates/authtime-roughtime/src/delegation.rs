@@ -63,6 +63,64 @@ impl OnlineKey {
         })
     }
 
+    /// An online key and the certificates made for it elsewhere (by
+    /// [`OnlineKey::delegate`] on the machine that holds the long-term key):
+    /// each CERT must be a DELE naming `online`'s public key, `mint` and
+    /// `maxt`, signed by `long_term_public` with its version's context.
+    ///
+    /// # Errors
+    /// A certificate that does not parse, names another key or window, or
+    /// whose signature does not verify under `long_term_public`.
+    pub fn from_parts(
+        long_term_public: &[u8; 32],
+        online: SigningKey,
+        mint: u64,
+        maxt: u64,
+        cert_draft: Vec<u8>,
+        cert_rfc: Vec<u8>,
+    ) -> Result<Self, Error> {
+        if mint > maxt {
+            return Err(Error::BadDelegationWindow);
+        }
+        let pubk = online.verifying_key().to_bytes();
+        for (version, cert) in [(Version::Draft12, &cert_draft), (Version::Rfc1, &cert_rfc)] {
+            let parsed = message::Message::parse(cert)?;
+            let dele_bytes = parsed.require(Tag::DELE)?;
+            let sig = parsed.require_array::<64>(Tag::SIG)?;
+            crate::verify::check_signature(
+                long_term_public,
+                version.contexts().delegation,
+                dele_bytes,
+                &sig,
+            )
+            .map_err(|_| Error::BadDelegationSignature)?;
+            let dele = message::Message::parse(dele_bytes)?;
+            if dele.require_array::<32>(Tag::PUBK)? != pubk
+                || dele.require_u64(Tag::MINT)? != mint
+                || dele.require_u64(Tag::MAXT)? != maxt
+            {
+                return Err(Error::BadDelegationSignature);
+            }
+        }
+        Ok(OnlineKey {
+            signing: online,
+            mint,
+            maxt,
+            cert_draft,
+            cert_rfc,
+        })
+    }
+
+    /// The online key's 32-byte Ed25519 seed (secret: for storing the key).
+    pub fn seed(&self) -> [u8; 32] {
+        self.signing.to_bytes()
+    }
+
+    /// The online key's public key.
+    pub fn public(&self) -> [u8; 32] {
+        self.signing.verifying_key().to_bytes()
+    }
+
     /// The CERT value for `version`.
     pub fn cert(&self, version: Version) -> &[u8] {
         match version {

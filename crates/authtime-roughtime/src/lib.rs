@@ -1,7 +1,8 @@
 //! Roughtime's protocol core, sans-IO: the message codec, request building,
 //! a batched server core, client-side response verification, chains of
 //! requests to several servers with malfeasance reports ([`chain`]) and
-//! ecosystem server lists ([`ecosystem`]), for both
+//! ecosystem server lists ([`ecosystem`]), the text forms of long-term
+//! seeds and delegations ([`delegation_file`]), for both
 //! wire versions: RFC 10049's version 1 and the drafts' 0x8000000c (drafts 12
 //! to 19, spoken by roughenough 1.3.0-draft14 and Cloudflare's servers).
 //!
@@ -19,6 +20,7 @@
 
 pub mod chain;
 pub mod delegation;
+pub mod delegation_file;
 pub mod ecosystem;
 pub mod error;
 pub mod merkle;

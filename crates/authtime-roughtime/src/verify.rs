@@ -113,7 +113,7 @@ pub fn verify_response_with(
 }
 
 /// Strict Ed25519 verification of `context || value`.
-fn check_signature(
+pub(crate) fn check_signature(
     key: &[u8; 32],
     context: &[u8],
     value: &[u8],
