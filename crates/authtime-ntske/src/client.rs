@@ -18,12 +18,13 @@ use tokio_rustls::TlsConnector;
 
 use crate::ALPN_NTSKE;
 use crate::NTP_PORT;
+use crate::cert_time::{CertTime, is_validity_error};
 use crate::client_core::{
     self, DEFAULT_AEAD_PREFERENCE, ResponseError, build_request, parse_response_records,
 };
 use crate::key_export::SessionKeys;
 use crate::message::{MessageLimits, MessageReader, Progress};
-use crate::tls_config::{TlsConfigError, client_config, negotiated_group};
+use crate::tls_config::{TlsConfigError, client_config_at, negotiated_group};
 
 /// Why a key exchange failed.
 #[derive(Debug)]
@@ -66,6 +67,21 @@ impl fmt::Display for KeClientError {
 }
 
 impl std::error::Error for KeClientError {}
+
+impl KeClientError {
+    /// Whether the TLS handshake failed because a certificate of the
+    /// server's chain is outside its validity period at the time it was
+    /// checked against (expired or not yet valid), as a wrong clock makes it.
+    #[must_use]
+    pub fn is_certificate_validity(&self) -> bool {
+        let Self::Handshake(e) = self else {
+            return false;
+        };
+        e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+            .is_some_and(is_validity_error)
+    }
+}
 
 /// The result of a successful key exchange.
 #[derive(Clone, Debug)]
@@ -127,8 +143,15 @@ impl KeClient {
     /// A client trusting the certificates in `ca_file` (a CA or the server's self-signed
     /// certificate), or the webpki roots when `None`.
     pub fn new(ca_file: Option<&Path>) -> Result<Self, KeClientError> {
+        Self::new_at(ca_file, CertTime::SystemClock)
+    }
+
+    /// [`KeClient::new`] checking the server's certificate chain at `time`
+    /// (an instant, or an interval over which it must be valid) instead of
+    /// the system clock.
+    pub fn new_at(ca_file: Option<&Path>, time: CertTime) -> Result<Self, KeClientError> {
         Ok(Self {
-            tls: client_config(ca_file).map_err(KeClientError::Config)?,
+            tls: client_config_at(ca_file, time).map_err(KeClientError::Config)?,
             aead_preference: DEFAULT_AEAD_PREFERENCE.to_vec(),
         })
     }

@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use authtime_proto::Sample;
 
+use crate::cert_time::CertTime;
 use crate::client_exchange::exchange;
 pub use crate::client_session_error::{FailureClass, SessionError};
 use crate::cookie_store::CookieJar;
@@ -143,11 +144,29 @@ impl NtsSession {
         ca: Option<&Path>,
         timeout: Duration,
     ) -> Result<Self, SessionSetupError> {
+        Self::new_at(host, port, ca, timeout, CertTime::SystemClock)
+    }
+
+    /// [`NtsSession::new`] checking the NTS-KE server's certificate chain
+    /// at `cert_time` (an instant, or an interval such as Roughtime's, over
+    /// which the chain must be valid) instead of the system clock. The NTP
+    /// exchanges still read the system clock for their timestamps.
+    ///
+    /// # Errors
+    /// The runtime does not start, `ca` cannot be loaded, or `cert_time` is
+    /// an empty interval.
+    pub fn new_at(
+        host: &str,
+        port: u16,
+        ca: Option<&Path>,
+        timeout: Duration,
+        cert_time: CertTime,
+    ) -> Result<Self, SessionSetupError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(SessionSetupError::Runtime)?;
-        let client = KeClient::new(ca).map_err(SessionSetupError::Client)?;
+        let client = KeClient::new_at(ca, cert_time).map_err(SessionSetupError::Client)?;
         Ok(Self {
             runtime,
             client,

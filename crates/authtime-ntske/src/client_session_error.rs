@@ -86,6 +86,14 @@ pub enum SessionError {
 }
 
 impl SessionError {
+    /// Whether NTS-KE failed because the server's certificate chain is
+    /// outside its validity period at the time it was checked against
+    /// ([`KeClientError::is_certificate_validity`]).
+    #[must_use]
+    pub fn is_certificate_validity(&self) -> bool {
+        matches!(self, Self::KeyExchange { error, .. } if error.is_certificate_validity())
+    }
+
     /// How to report this error.
     #[must_use]
     pub fn class(&self) -> FailureClass {

@@ -7,6 +7,9 @@
 //!   cookies, server and port records) and key export through a [`KeyExporter`];
 //! - [`server`] and [`client`]: thin tokio + rustls (TLS 1.3 only, ALPN `ntske/1`)
 //!   drivers with connection caps, timeouts, certificate reload and [`metrics`];
+//! - [`cert_time`]: the time the client checks the server's certificate at, when
+//!   the caller knows it better than the system clock (one instant, or an interval
+//!   from Roughtime over which the chain must be valid);
 //! - [`client_limit`]: sans-IO per-client limits (handshake token buckets and open
 //!   connections per source address or IPv6 prefix) that the server checks before TLS;
 //! - with the `session` feature, `client_session`: a blocking NTS client
@@ -22,6 +25,7 @@
 //! export record ([`record::peer_record_type`], docs/nts.md).
 
 pub mod aead;
+pub mod cert_time;
 pub mod client;
 pub mod client_core;
 #[cfg(feature = "session")]
@@ -44,6 +48,7 @@ pub mod server;
 pub mod server_core;
 pub mod tls_config;
 
+pub use cert_time::CertTime;
 pub use client::{KeClient, KeClientError, KeOutcome, fetch};
 pub use client_core::{NegotiatedSession, ResponseError};
 pub use client_limit::{ClientLimitConfig, ClientLimiter};

@@ -23,6 +23,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
 use crate::ALPN_NTSKE;
+use crate::cert_time::{CertTime, CertTimeError, FixedTimeVerifier};
 
 /// Why a TLS configuration could not be built.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,6 +40,8 @@ pub enum TlsConfigError {
     NoCertificate(PathBuf),
     /// rustls refused the configuration (for instance key and certificate do not match).
     Rustls(String),
+    /// The time to check certificates at is unusable.
+    CertTime(CertTimeError),
 }
 
 impl fmt::Display for TlsConfigError {
@@ -47,6 +50,7 @@ impl fmt::Display for TlsConfigError {
             Self::Pem { path, reason } => write!(f, "{}: {reason}", path.display()),
             Self::NoCertificate(path) => write!(f, "{}: no certificate", path.display()),
             Self::Rustls(e) => write!(f, "TLS configuration: {e}"),
+            Self::CertTime(e) => write!(f, "certificate check time: {e}"),
         }
     }
 }
@@ -203,12 +207,31 @@ fn root_store(ca_file: Option<&Path>) -> Result<rustls::RootCertStore, TlsConfig
 /// certificates in `ca_file` (a CA or a self-signed server certificate), or the webpki
 /// roots when `None`.
 pub fn client_config(ca_file: Option<&Path>) -> Result<Arc<rustls::ClientConfig>, TlsConfigError> {
+    client_config_at(ca_file, CertTime::SystemClock)
+}
+
+/// [`client_config`] checking the server's certificate chain at `time`
+/// instead of the system clock (see [`crate::cert_time`]).
+pub fn client_config_at(
+    ca_file: Option<&Path>,
+    time: CertTime,
+) -> Result<Arc<rustls::ClientConfig>, TlsConfigError> {
     let roots = root_store(ca_file)?;
-    let mut config = rustls::ClientConfig::builder_with_provider(provider())
+    let times = time.check_times().map_err(TlsConfigError::CertTime)?;
+    let provider = provider();
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13])
-        .map_err(rustls_error)?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+        .map_err(rustls_error)?;
+    let mut config = if times.is_empty() {
+        builder.with_root_certificates(roots).with_no_client_auth()
+    } else {
+        let verifier =
+            FixedTimeVerifier::new(Arc::new(roots), provider, times).map_err(rustls_error)?;
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(verifier))
+            .with_no_client_auth()
+    };
     config.alpn_protocols = vec![ALPN_NTSKE.to_vec()];
     Ok(Arc::new(config))
 }
