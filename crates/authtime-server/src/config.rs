@@ -48,6 +48,8 @@ pub struct ConfigFile {
     /// `[keystore]`: where NTS cookie master keys live; present (or an
     /// `[nts-ke]` section) = NTS-protected NTP is served.
     pub keystore: Option<KeystoreSection>,
+    /// `[roughtime]`: the Roughtime server; present = enabled.
+    pub roughtime: Option<crate::config_roughtime::RoughtimeSection>,
 }
 
 /// The standard NTS-KE port (RFC 8915 section 4).
@@ -399,6 +401,8 @@ pub struct Settings {
     pub run_as: crate::privileges::RunAs,
     /// NTS, when a `[keystore]` or `[nts-ke]` section is present.
     pub nts: Option<NtsSettings>,
+    /// Roughtime, when a `[roughtime]` section is present.
+    pub roughtime: Option<crate::config_roughtime::RoughtimeSettings>,
 }
 
 impl Default for Settings {
@@ -495,6 +499,13 @@ impl ConfigFile {
             crate::privileges::RunAs::default()
         });
         let nts = self.validate_nts(config_dir, &mut problems);
+        let roughtime = self.roughtime.as_ref().and_then(|section| {
+            let relative = |path: &Path| match config_dir {
+                Some(dir) if path.is_relative() => dir.join(path),
+                _ => path.to_path_buf(),
+            };
+            section.validate(&relative, &mut problems)
+        });
         if !problems.is_empty() {
             return Err(problems);
         }
@@ -504,6 +515,7 @@ impl ConfigFile {
         Ok(Settings {
             clock,
             nts,
+            roughtime,
             listen_is_default: self.ntp.listen == NtpSection::default().listen,
             listen,
             keys,

@@ -52,6 +52,8 @@ pub enum StartError {
     Nts(String),
     /// The clock source cannot be used (an unreadable leap-seconds list).
     Clock(String),
+    /// Roughtime cannot start: a key file, the key store, or an address.
+    Roughtime(String),
 }
 
 impl StartError {
@@ -88,6 +90,7 @@ impl fmt::Display for StartError {
             Self::System(e) => write!(f, "cannot start: {e}"),
             Self::Nts(e) => write!(f, "NTS: {e}"),
             Self::Clock(e) => write!(f, "clock source: {e}"),
+            Self::Roughtime(e) => write!(f, "Roughtime: {e}"),
         }
     }
 }
@@ -108,6 +111,8 @@ pub struct Running {
     nts_keys: Option<Arc<RingKeeper>>,
     nts_ke: Option<crate::nts_ke::RunningKe>,
     clock: Arc<ClockState>,
+    /// Roughtime's addresses (UDP and TCP on each) and where its key comes from.
+    roughtime: Option<(Vec<SocketAddr>, String)>,
 }
 
 /// Starts serving as `settings` say: loads the keys, binds every address
@@ -193,6 +198,7 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         metrics: Arc::clone(&metrics),
         nts_keys: nts.clone(),
         nts_ke: None,
+        roughtime: None,
     };
     if let (Some(keeper), Some(config)) = (&nts, &settings.nts) {
         let (keeper, stop, interval) =
@@ -225,6 +231,18 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         .map_err(StartError::Nts)?;
         tracing::info!(listen = ?started.local_addrs, "serving NTS-KE");
         running.nts_ke = Some(started);
+    }
+    if let Some(rt) = &settings.roughtime {
+        let ctx = crate::roughtime_service::Context {
+            nts: settings.nts.as_ref(),
+            clock: &clock,
+            access: &settings.access,
+            metrics: &metrics,
+            stop: &stop,
+        };
+        let started = crate::roughtime_service::start(rt, &ctx).map_err(StartError::Roughtime)?;
+        running.threads.extend(started.threads);
+        running.roughtime = Some((started.addrs, started.keys.describe()));
     }
     if let Some(addr) = settings.metrics {
         let (bound, thread) = metrics_http::spawn(addr, Arc::clone(&metrics), Arc::clone(&stop))
@@ -363,6 +381,19 @@ impl Running {
     #[must_use]
     pub fn nts_ke_addrs(&self) -> &[SocketAddr] {
         self.nts_ke.as_ref().map_or(&[], |ke| &ke.local_addrs)
+    }
+
+    /// The Roughtime addresses (UDP and TCP on each, ports resolved), empty
+    /// without Roughtime.
+    #[must_use]
+    pub fn roughtime_addrs(&self) -> &[SocketAddr] {
+        self.roughtime.as_ref().map_or(&[], |(addrs, _)| addrs)
+    }
+
+    /// Where the Roughtime online key comes from, when Roughtime is served.
+    #[must_use]
+    pub fn roughtime_keys(&self) -> Option<&str> {
+        self.roughtime.as_ref().map(|(_, keys)| keys.as_str())
     }
 
     /// The NTS master keys, when NTS is configured.

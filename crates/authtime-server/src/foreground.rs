@@ -131,6 +131,12 @@ fn describe(settings: &Settings, running: &Running) -> Vec<String> {
             keeper.describe()
         ));
     }
+    for addr in running.roughtime_addrs() {
+        lines.push(format!("Roughtime on udp and tcp {addr}"));
+    }
+    if let Some(keys) = running.roughtime_keys() {
+        lines.push(format!("Roughtime online key: {keys}"));
+    }
     if let Some(addr) = running.metrics_addr() {
         lines.push(format!("metrics on http://{addr}/metrics"));
     }

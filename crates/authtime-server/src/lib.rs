@@ -12,6 +12,10 @@
 //!   `Server::handle_batch`, and `sendmmsg` for the replies. Buffers are
 //!   allocated when a worker starts; nothing is allocated per packet.
 //! - [`Metrics`]: counters rendered for Prometheus on a minimal HTTP endpoint.
+//! - Roughtime, with a `[roughtime]` section ([`config_roughtime`]): UDP
+//!   workers that answer each `recvmmsg` batch under one signature
+//!   (`roughtime_worker`), TCP (`roughtime_tcp`), online keys made, rotated
+//!   and shared through the key store ([`roughtime_keys`]).
 //! - [`Running::serve_until_signalled`]: SIGHUP reloads the key file (a file
 //!   that fails to load leaves the old keys in place), SIGTERM and SIGINT stop.
 //!
@@ -40,6 +44,7 @@ pub mod config;
 pub mod config_clock;
 pub mod config_file;
 pub mod config_location;
+pub mod config_roughtime;
 mod daemon;
 pub mod foreground;
 #[doc(hidden)]
@@ -61,6 +66,12 @@ mod nts_worker;
     reason = "getpwnam_r, setgroups, setgid and setuid are FFI; each block has a SAFETY comment"
 )]
 pub mod privileges;
+pub mod roughtime_key_files;
+pub mod roughtime_keys;
+pub mod roughtime_metrics;
+mod roughtime_service;
+mod roughtime_tcp;
+pub mod roughtime_worker;
 mod sockets;
 pub mod systemd_notify;
 #[expect(

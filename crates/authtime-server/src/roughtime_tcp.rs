@@ -1,0 +1,133 @@
+//! Roughtime over TCP: requests framed as on UDP (the "ROUGHTIM" magic and a
+//! little-endian 32-bit length, draft-ietf-ntp-roughtime-19 §4.3), one
+//! response per request, several requests per connection.
+//!
+//! Bounded everywhere: at most `max-connections` open (more are closed at
+//! once, counted), each request must arrive within `tcp-timeout`, a frame
+//! longer than [`MAX_FRAME`] closes the connection, and anything that is not
+//! a frame closes it silently (counted). One thread per connection.
+
+use std::io::{Read as _, Write as _};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::clock;
+use crate::roughtime_metrics::Refusal;
+use crate::roughtime_worker::{RoughtimeShared, answer_requests};
+
+/// The largest request frame, header included (as the UDP receive buffer).
+pub(crate) const MAX_FRAME: usize = crate::mmsg::DATAGRAM_LEN;
+
+const MAGIC: &[u8; 8] = b"ROUGHTIM";
+
+/// How often the accept loop looks at the stop flag.
+const ACCEPT_POLL: Duration = Duration::from_millis(50);
+
+/// Binds `addr` for TCP.
+///
+/// # Errors
+/// The address cannot be bound.
+pub(crate) fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let listener = TcpListener::bind(addr)?;
+    listener.set_nonblocking(true)?;
+    Ok(listener)
+}
+
+/// Accepts connections until the stop flag is set.
+pub(crate) fn spawn_acceptor(
+    listener: TcpListener,
+    shared: Arc<RoughtimeShared>,
+    max_connections: usize,
+    timeout: Duration,
+) -> std::io::Result<JoinHandle<()>> {
+    let name = format!(
+        "roughtime-tcp-{}",
+        listener
+            .local_addr()
+            .map_or_else(|_| "?".into(), |a| a.to_string())
+    );
+    std::thread::Builder::new().name(name).spawn(move || {
+        let open = Arc::new(AtomicUsize::new(0));
+        while !shared.stop.load(Ordering::Relaxed) {
+            match listener.accept() {
+                Ok((stream, peer)) => {
+                    if open.load(Ordering::Relaxed) >= max_connections {
+                        shared.metrics.tcp_refused.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
+                    shared
+                        .metrics
+                        .tcp_connections
+                        .fetch_add(1, Ordering::Relaxed);
+                    open.fetch_add(1, Ordering::Relaxed);
+                    let (shared, open) = (Arc::clone(&shared), Arc::clone(&open));
+                    let spawned = std::thread::Builder::new()
+                        .name("roughtime-conn".into())
+                        .spawn(move || {
+                            serve_connection(stream, peer, &shared, timeout);
+                            open.fetch_sub(1, Ordering::Relaxed);
+                        });
+                    if let Err(e) = spawned {
+                        tracing::warn!(error = %e, "no thread for a Roughtime TCP connection");
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(ACCEPT_POLL);
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "Roughtime TCP accept failed");
+                    std::thread::sleep(ACCEPT_POLL);
+                }
+            }
+        }
+    })
+}
+
+/// Answers frames on `stream` until the peer closes it, a read times out,
+/// a frame is bad, or the server stops.
+fn serve_connection(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    shared: &RoughtimeShared,
+    timeout: Duration,
+) {
+    if stream.set_nonblocking(false).is_err()
+        || stream.set_read_timeout(Some(timeout)).is_err()
+        || stream.set_write_timeout(Some(timeout)).is_err()
+    {
+        return;
+    }
+    let m = &shared.metrics;
+    let mut frame = vec![0u8; MAX_FRAME];
+    while !shared.stop.load(Ordering::Relaxed) {
+        if stream.read_exact(&mut frame[..12]).is_err() {
+            return;
+        }
+        m.received.fetch_add(1, Ordering::Relaxed);
+        let length = u32::from_le_bytes([frame[8], frame[9], frame[10], frame[11]]) as usize;
+        if &frame[..8] != MAGIC {
+            m.refuse(Refusal::Malformed, 1);
+            return;
+        }
+        let Some(total) = length.checked_add(12).filter(|t| *t <= MAX_FRAME) else {
+            m.refuse(Refusal::TooLarge, 1);
+            return;
+        };
+        if stream.read_exact(&mut frame[12..total]).is_err() {
+            m.refuse(Refusal::Malformed, 1);
+            return;
+        }
+        let now = clock::now_unix();
+        let announcement = shared.clock.announce(now);
+        let mut answers =
+            answer_requests(shared, &announcement, now, &[(&frame[..total], peer.ip())]);
+        if let Some(Some(response)) = answers.pop()
+            && stream.write_all(&response).is_err()
+        {
+            return;
+        }
+    }
+}
