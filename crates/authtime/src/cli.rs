@@ -70,7 +70,7 @@ pub enum Command {
     #[command(after_help = crate::cmd_status::STATUS_HELP)]
     Status(crate::cmd_status::StatusArgs),
     /// Roughtime (RFC 10049 and the drafts' 0x8000000c): ask servers in a
-    /// chain, verify malfeasance reports.
+    /// chain, verify malfeasance reports, make a server's keys.
     #[command(subcommand)]
     Roughtime(crate::cmd_roughtime::RoughtimeCommand),
 }

@@ -31,6 +31,14 @@ pub enum RoughtimeCommand {
     /// chain verifies and two of its answers are out of causal order.
     #[command(after_help = crate::cmd_roughtime_report::VERIFY_HELP)]
     VerifyReport(VerifyReportArgs),
+    /// Make a Roughtime server's long-term key (an Ed25519 seed file) and
+    /// print its public key.
+    #[command(after_help = crate::cmd_roughtime_keys::KEYGEN_HELP)]
+    Keygen(crate::cmd_roughtime_keys::RoughtimeKeygenArgs),
+    /// Delegate to a fresh online key with a long-term key kept offline: the
+    /// file the daemon takes as `[roughtime] delegation`.
+    #[command(after_help = crate::cmd_roughtime_keys::DELEGATE_HELP)]
+    Delegate(crate::cmd_roughtime_keys::RoughtimeDelegateArgs),
 }
 
 /// The wire version offered to a `--server`.

@@ -34,6 +34,7 @@ pub mod cmd_nts_kek;
 pub mod cmd_query;
 pub mod cmd_query_nts;
 pub mod cmd_roughtime;
+pub mod cmd_roughtime_keys;
 pub mod cmd_roughtime_report;
 pub mod cmd_serve;
 pub mod cmd_status;
@@ -150,6 +151,12 @@ pub fn run(cli: &cli::Cli, streams: &mut Streams<'_>) -> anyhow::Result<Outcome>
         }
         cli::Command::Roughtime(cmd_roughtime::RoughtimeCommand::VerifyReport(args)) => {
             cmd_roughtime_report::verify_report(args, streams)
+        }
+        cli::Command::Roughtime(cmd_roughtime::RoughtimeCommand::Keygen(args)) => {
+            cmd_roughtime_keys::keygen(args, streams)
+        }
+        cli::Command::Roughtime(cmd_roughtime::RoughtimeCommand::Delegate(args)) => {
+            cmd_roughtime_keys::delegate(args, streams)
         }
     }
 }
