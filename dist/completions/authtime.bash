@@ -142,6 +142,12 @@ _authtime() {
             authtime__subcmd__help__subcmd__nts,kek)
                 cmd="authtime__subcmd__help__subcmd__nts__subcmd__kek"
                 ;;
+            authtime__subcmd__help__subcmd__roughtime,delegate)
+                cmd="authtime__subcmd__help__subcmd__roughtime__subcmd__delegate"
+                ;;
+            authtime__subcmd__help__subcmd__roughtime,keygen)
+                cmd="authtime__subcmd__help__subcmd__roughtime__subcmd__keygen"
+                ;;
             authtime__subcmd__help__subcmd__roughtime,query)
                 cmd="authtime__subcmd__help__subcmd__roughtime__subcmd__query"
                 ;;
@@ -205,8 +211,14 @@ _authtime() {
             authtime__subcmd__nts__subcmd__help,kek)
                 cmd="authtime__subcmd__nts__subcmd__help__subcmd__kek"
                 ;;
+            authtime__subcmd__roughtime,delegate)
+                cmd="authtime__subcmd__roughtime__subcmd__delegate"
+                ;;
             authtime__subcmd__roughtime,help)
                 cmd="authtime__subcmd__roughtime__subcmd__help"
+                ;;
+            authtime__subcmd__roughtime,keygen)
+                cmd="authtime__subcmd__roughtime__subcmd__keygen"
                 ;;
             authtime__subcmd__roughtime,query)
                 cmd="authtime__subcmd__roughtime__subcmd__query"
@@ -214,8 +226,14 @@ _authtime() {
             authtime__subcmd__roughtime,verify-report)
                 cmd="authtime__subcmd__roughtime__subcmd__verify__subcmd__report"
                 ;;
+            authtime__subcmd__roughtime__subcmd__help,delegate)
+                cmd="authtime__subcmd__roughtime__subcmd__help__subcmd__delegate"
+                ;;
             authtime__subcmd__roughtime__subcmd__help,help)
                 cmd="authtime__subcmd__roughtime__subcmd__help__subcmd__help"
+                ;;
+            authtime__subcmd__roughtime__subcmd__help,keygen)
+                cmd="authtime__subcmd__roughtime__subcmd__help__subcmd__keygen"
                 ;;
             authtime__subcmd__roughtime__subcmd__help,query)
                 cmd="authtime__subcmd__roughtime__subcmd__help__subcmd__query"
@@ -792,8 +810,36 @@ _authtime() {
             return 0
             ;;
         authtime__subcmd__help__subcmd__roughtime)
-            opts="query verify-report"
+            opts="query verify-report keygen delegate"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__help__subcmd__roughtime__subcmd__delegate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__help__subcmd__roughtime__subcmd__keygen)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1264,7 +1310,7 @@ _authtime() {
             return 0
             ;;
         authtime__subcmd__query)
-            opts="-h -V --key-file --key-id --count --timeout --interval --json --nts --ca --cookie-store --help --version"
+            opts="-h -V --key-file --key-id --count --timeout --interval --json --nts --ca --cookie-store --roughtime-servers --roughtime-quorum --clock-unknown --assume-local-time --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1298,6 +1344,18 @@ _authtime() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --roughtime-servers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --roughtime-quorum)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --assume-local-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1306,7 +1364,7 @@ _authtime() {
             return 0
             ;;
         authtime__subcmd__roughtime)
-            opts="-h -V --help --version query verify-report help"
+            opts="-h -V --help --version query verify-report keygen delegate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1319,8 +1377,34 @@ _authtime() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        authtime__subcmd__roughtime__subcmd__delegate)
+            opts="-h -V --long-term-key --valid-for --out --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --long-term-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --valid-for)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         authtime__subcmd__roughtime__subcmd__help)
-            opts="query verify-report help"
+            opts="query verify-report keygen delegate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1333,7 +1417,35 @@ _authtime() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        authtime__subcmd__roughtime__subcmd__help__subcmd__delegate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         authtime__subcmd__roughtime__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__roughtime__subcmd__help__subcmd__keygen)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1368,6 +1480,24 @@ _authtime() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        authtime__subcmd__roughtime__subcmd__keygen)
+            opts="-h -V --out --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

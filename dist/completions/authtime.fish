@@ -36,7 +36,7 @@ complete -c authtime -n "__fish_authtime_needs_command" -f -a "nts" -d 'Network 
 complete -c authtime -n "__fish_authtime_needs_command" -f -a "tesla" -d 'TESLA (RFC 4082) broadcast authentication: key pairs, multicast sender and receiver'
 complete -c authtime -n "__fish_authtime_needs_command" -f -a "broadcast" -d 'NTP broadcast (mode 5) authenticated with TESLA: multicast server and listener'
 complete -c authtime -n "__fish_authtime_needs_command" -f -a "status" -d 'What `authtime serve` announces about its clock now (stratum, leap, root dispersion, or unsynchronized), and why'
-complete -c authtime -n "__fish_authtime_needs_command" -f -a "roughtime" -d 'Roughtime (RFC 10049 and the drafts\' 0x8000000c): ask servers in a chain, verify malfeasance reports'
+complete -c authtime -n "__fish_authtime_needs_command" -f -a "roughtime" -d 'Roughtime (RFC 10049 and the drafts\' 0x8000000c): ask servers in a chain, verify malfeasance reports, make a server\'s keys'
 complete -c authtime -n "__fish_authtime_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c authtime -n "__fish_authtime_using_subcommand mac; and not __fish_seen_subcommand_from list tag verify help" -s h -l help -d 'Print help'
 complete -c authtime -n "__fish_authtime_using_subcommand mac; and not __fish_seen_subcommand_from list tag verify help" -s V -l version -d 'Print version'
@@ -92,8 +92,12 @@ complete -c authtime -n "__fish_authtime_using_subcommand query" -l timeout -d '
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l interval -d 'Seconds between queries' -r
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l ca -d 'With --nts: PEM file of the certificates to trust (a CA, or the server\'s self-signed certificate) instead of the system\'s web PKI roots' -r -F
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l cookie-store -d 'With --nts: keep keys and unused cookies in FILE (mode 0600) between runs, so the next run needs no NTS-KE' -r -F
+complete -c authtime -n "__fish_authtime_using_subcommand query" -l roughtime-servers -d 'With --nts: Roughtime servers (ecosystem JSON, as for `authtime roughtime query --servers`) asked before NTS-KE; when the local clock is outside the interval a quorum of them agree on, the certificate is checked against that interval instead' -r -F
+complete -c authtime -n "__fish_authtime_using_subcommand query" -l roughtime-quorum -d 'How many Roughtime servers must answer, verified and agreeing (default: a majority of those listed, at least 2 when 2 or more are listed)' -r
+complete -c authtime -n "__fish_authtime_using_subcommand query" -l assume-local-time -d 'With --nts: take the local clock to read this time (RFC 3339, e.g. 2036-01-01T00:00:00Z, or @SECONDS), for tests and for devices that know their clock is wrong. It changes only the certificate check and the offsets reported; no clock is set' -r
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l json -d 'Print a JSON object instead of text'
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l nts -d 'Use NTS (RFC 8915): HOST[:PORT] is the NTS-KE server (port 4460 by default)'
+complete -c authtime -n "__fish_authtime_using_subcommand query" -l clock-unknown -d 'Check the certificate against the Roughtime interval even when the local clock is inside it (for a device that knows it has no trustworthy clock)'
 complete -c authtime -n "__fish_authtime_using_subcommand query" -s h -l help -d 'Print help'
 complete -c authtime -n "__fish_authtime_using_subcommand query" -s V -l version -d 'Print version'
 complete -c authtime -n "__fish_authtime_using_subcommand keygen" -l format -d 'Key file format' -r -f -a "chrony\t'chrony\'s chrony.keys'
@@ -245,11 +249,13 @@ complete -c authtime -n "__fish_authtime_using_subcommand status" -l server -d '
 complete -c authtime -n "__fish_authtime_using_subcommand status" -l json -d 'Print a JSON object instead of text'
 complete -c authtime -n "__fish_authtime_using_subcommand status" -s h -l help -d 'Print help'
 complete -c authtime -n "__fish_authtime_using_subcommand status" -s V -l version -d 'Print version'
-complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and not __fish_seen_subcommand_from query verify-report help" -s h -l help -d 'Print help'
-complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and not __fish_seen_subcommand_from query verify-report help" -s V -l version -d 'Print version'
-complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and not __fish_seen_subcommand_from query verify-report help" -f -a "query" -d 'Ask Roughtime servers for the time in turn, with chained nonces, and check that their signed answers agree'
-complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and not __fish_seen_subcommand_from query verify-report help" -f -a "verify-report" -d 'Check a malfeasance report (draft-ietf-ntp-roughtime-19 §8.2): its chain verifies and two of its answers are out of causal order'
-complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and not __fish_seen_subcommand_from query verify-report help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and not __fish_seen_subcommand_from query verify-report keygen delegate help" -s h -l help -d 'Print help'
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and not __fish_seen_subcommand_from query verify-report keygen delegate help" -s V -l version -d 'Print version'
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and not __fish_seen_subcommand_from query verify-report keygen delegate help" -f -a "query" -d 'Ask Roughtime servers for the time in turn, with chained nonces, and check that their signed answers agree'
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and not __fish_seen_subcommand_from query verify-report keygen delegate help" -f -a "verify-report" -d 'Check a malfeasance report (draft-ietf-ntp-roughtime-19 §8.2): its chain verifies and two of its answers are out of causal order'
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and not __fish_seen_subcommand_from query verify-report keygen delegate help" -f -a "keygen" -d 'Make a Roughtime server\'s long-term key (an Ed25519 seed file) and print its public key'
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and not __fish_seen_subcommand_from query verify-report keygen delegate help" -f -a "delegate" -d 'Delegate to a fresh online key with a long-term key kept offline: the file the daemon takes as `[roughtime] delegation`'
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and not __fish_seen_subcommand_from query verify-report keygen delegate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from query" -l servers -d 'A server list in the ecosystem JSON format (Cloudflare\'s ecosystem.json)' -r -F
 complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from query" -l server -d 'A server to ask, in order; repeat for several. Each needs a --public-key' -r
 complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from query" -l public-key -d 'The long-term Ed25519 public key of the --server in the same position' -r
@@ -262,8 +268,18 @@ complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_
 complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from query" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from verify-report" -s h -l help -d 'Print help'
 complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from verify-report" -s V -l version -d 'Print version'
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from keygen" -l out -d 'Where to write the long-term seed (hex, mode 0600); an existing file is never overwritten' -r -F
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from keygen" -s h -l help -d 'Print help'
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from keygen" -s V -l version -d 'Print version'
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from delegate" -l long-term-key -d 'The long-term seed file (from `authtime roughtime keygen`)' -r -F
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from delegate" -l valid-for -d 'How long the online key is valid from now: seconds, or a number with s, m, h, d or w (30d). MINT is set 5 minutes before now for clients whose clocks lag' -r
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from delegate" -l out -d 'Where to write the delegation (mode 0600); an existing file is never overwritten' -r -F
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from delegate" -s h -l help -d 'Print help'
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from delegate" -s V -l version -d 'Print version'
 complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from help" -f -a "query" -d 'Ask Roughtime servers for the time in turn, with chained nonces, and check that their signed answers agree'
 complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from help" -f -a "verify-report" -d 'Check a malfeasance report (draft-ietf-ntp-roughtime-19 §8.2): its chain verifies and two of its answers are out of causal order'
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from help" -f -a "keygen" -d 'Make a Roughtime server\'s long-term key (an Ed25519 seed file) and print its public key'
+complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from help" -f -a "delegate" -d 'Delegate to a fresh online key with a long-term key kept offline: the file the daemon takes as `[roughtime] delegation`'
 complete -c authtime -n "__fish_authtime_using_subcommand roughtime; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and not __fish_seen_subcommand_from mac hash serve config query keygen nts tesla broadcast status roughtime help" -f -a "mac" -d 'Compute, verify and list message authentication codes'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and not __fish_seen_subcommand_from mac hash serve config query keygen nts tesla broadcast status roughtime help" -f -a "hash" -d 'Hash a message with MD5 or with RFC 1810\'s K-way interleaved MD5'
@@ -275,7 +291,7 @@ complete -c authtime -n "__fish_authtime_using_subcommand help; and not __fish_s
 complete -c authtime -n "__fish_authtime_using_subcommand help; and not __fish_seen_subcommand_from mac hash serve config query keygen nts tesla broadcast status roughtime help" -f -a "tesla" -d 'TESLA (RFC 4082) broadcast authentication: key pairs, multicast sender and receiver'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and not __fish_seen_subcommand_from mac hash serve config query keygen nts tesla broadcast status roughtime help" -f -a "broadcast" -d 'NTP broadcast (mode 5) authenticated with TESLA: multicast server and listener'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and not __fish_seen_subcommand_from mac hash serve config query keygen nts tesla broadcast status roughtime help" -f -a "status" -d 'What `authtime serve` announces about its clock now (stratum, leap, root dispersion, or unsynchronized), and why'
-complete -c authtime -n "__fish_authtime_using_subcommand help; and not __fish_seen_subcommand_from mac hash serve config query keygen nts tesla broadcast status roughtime help" -f -a "roughtime" -d 'Roughtime (RFC 10049 and the drafts\' 0x8000000c): ask servers in a chain, verify malfeasance reports'
+complete -c authtime -n "__fish_authtime_using_subcommand help; and not __fish_seen_subcommand_from mac hash serve config query keygen nts tesla broadcast status roughtime help" -f -a "roughtime" -d 'Roughtime (RFC 10049 and the drafts\' 0x8000000c): ask servers in a chain, verify malfeasance reports, make a server\'s keys'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and not __fish_seen_subcommand_from mac hash serve config query keygen nts tesla broadcast status roughtime help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from mac" -f -a "list" -d 'List every MAC algorithm with its key, nonce and tag sizes in bytes'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from mac" -f -a "tag" -d 'Compute the tag of a message and print it in lowercase hex'
@@ -292,3 +308,5 @@ complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from broadcast" -f -a "listen" -d 'Bootstrap from a broadcast server, join its group and report authenticated time samples'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from roughtime" -f -a "query" -d 'Ask Roughtime servers for the time in turn, with chained nonces, and check that their signed answers agree'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from roughtime" -f -a "verify-report" -d 'Check a malfeasance report (draft-ietf-ntp-roughtime-19 §8.2): its chain verifies and two of its answers are out of causal order'
+complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from roughtime" -f -a "keygen" -d 'Make a Roughtime server\'s long-term key (an Ed25519 seed file) and print its public key'
+complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from roughtime" -f -a "delegate" -d 'Delegate to a fresh online key with a long-term key kept offline: the file the daemon takes as `[roughtime] delegation`'

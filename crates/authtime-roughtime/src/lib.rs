@@ -1,7 +1,8 @@
 //! Roughtime's protocol core, sans-IO: the message codec, request building,
 //! a batched server core, client-side response verification, chains of
 //! requests to several servers with malfeasance reports ([`chain`]) and
-//! ecosystem server lists ([`ecosystem`]), the text forms of long-term
+//! ecosystem server lists ([`ecosystem`]), the quorum rule for trusting a
+//! chain's interval ([`quorum`]), the text forms of long-term
 //! seeds and delegations ([`delegation_file`]), for both
 //! wire versions: RFC 10049's version 1 and the drafts' 0x8000000c (drafts 12
 //! to 19, spoken by roughenough 1.3.0-draft14 and Cloudflare's servers).
@@ -25,6 +26,7 @@ pub mod ecosystem;
 pub mod error;
 pub mod merkle;
 pub mod message;
+pub mod quorum;
 pub mod request;
 pub mod server_batch;
 pub mod tags;

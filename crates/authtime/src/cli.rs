@@ -165,10 +165,19 @@ const QUERY_HELP: &str = "Prints one line per reply: offset and delay in seconds
      a NAK): that session is dropped, its cookies removed from the store. Only authenticated \
      replies count; a reply that fails NTS authentication is ignored like a forgery, and exit \
      code 1 means the key exchange or every reply failed authentication.\n\n\
+     A machine whose clock is wrong (no RTC) cannot check the NTS-KE certificate's validity: \
+     with --roughtime-servers FILE, authtime first asks those Roughtime servers (chained, \
+     signed answers) and, when at least --roughtime-quorum of them answer and all answers \
+     overlap, checks the certificate against their interval (it must be valid over all of it) \
+     whenever the local clock is outside it or --clock-unknown is given; otherwise against the \
+     local clock, as without Roughtime. Too few answers or answers that do not overlap exit \
+     with 5, answers out of causal order (malfeasance) with 4, before any NTS-KE. \
+     docs/nts.md explains this answer to chrony's nocerttimecheck.\n\n\
      Examples:\n  authtime query 127.0.0.1:11123\n  \
      authtime query ntp.example.net --key-file ntp.keys --key-id 1 --count 4 --json\n  \
      authtime query --nts time.cloudflare.com\n  \
-     authtime query --nts localhost:14460 --ca nts-ca.pem --count 3 --cookie-store nts.cookies";
+     authtime query --nts localhost:14460 --ca nts-ca.pem --count 3 --cookie-store nts.cookies\n  \
+     authtime query --nts time.cloudflare.com --roughtime-servers ecosystem.json --json";
 
 const KEYGEN_HELP: &str = "Keys come from the operating system's random generator. The file is \
      created with mode 0600 and never overwritten; without --out the keys go to standard output. \
@@ -253,6 +262,26 @@ pub struct QueryArgs {
     /// so the next run needs no NTS-KE.
     #[arg(long, value_name = "FILE", requires = "nts")]
     pub cookie_store: Option<PathBuf>,
+    /// With --nts: Roughtime servers (ecosystem JSON, as for `authtime roughtime
+    /// query --servers`) asked before NTS-KE; when the local clock is outside the
+    /// interval a quorum of them agree on, the certificate is checked against that
+    /// interval instead.
+    #[arg(long, value_name = "FILE", requires = "nts")]
+    pub roughtime_servers: Option<PathBuf>,
+    /// How many Roughtime servers must answer, verified and agreeing (default: a
+    /// majority of those listed, at least 2 when 2 or more are listed).
+    #[arg(long, value_name = "K", requires = "roughtime_servers")]
+    pub roughtime_quorum: Option<usize>,
+    /// Check the certificate against the Roughtime interval even when the local
+    /// clock is inside it (for a device that knows it has no trustworthy clock).
+    #[arg(long, requires = "roughtime_servers")]
+    pub clock_unknown: bool,
+    /// With --nts: take the local clock to read this time (RFC 3339, e.g.
+    /// 2036-01-01T00:00:00Z, or @SECONDS), for tests and for devices that know
+    /// their clock is wrong. It changes only the certificate check and the offsets
+    /// reported; no clock is set.
+    #[arg(long, value_name = "RFC3339", requires = "nts")]
+    pub assume_local_time: Option<String>,
 }
 
 /// Arguments of `authtime keygen`.

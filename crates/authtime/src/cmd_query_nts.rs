@@ -14,6 +14,7 @@ use authtime_proto::Sample;
 use serde_json::json;
 
 use crate::cmd_query::{Failure, MAX_COUNT, print_json, print_line, seconds, verdict};
+use crate::query_cert_time::{self, Decision};
 use crate::{Outcome, Streams, cli::QueryArgs};
 
 /// Splits `HOST`, `HOST:PORT`, `[IPv6]:PORT` or a bare IPv6 address.
@@ -77,8 +78,25 @@ pub fn query_nts(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<
         .ok()
         .and_then(|mut a| a.next())
         .unwrap_or_else(|| SocketAddr::new(IpAddr::from([0u8; 4]), ke_port));
-    let mut session =
-        NtsSession::new(&ke_host, ke_port, args.ca.as_deref(), timeout).map_err(setup_error)?;
+    let choice = match query_cert_time::decide(args, timeout)? {
+        Decision::Check(choice) => choice,
+        Decision::Refuse {
+            outcome,
+            error,
+            json,
+        } => return refuse(args, streams, ke_addr, outcome, error, json),
+    };
+    if let Some(note) = &choice.note {
+        writeln!(streams.stderr, "{note}")?;
+    }
+    let mut session = NtsSession::new_at(
+        &ke_host,
+        ke_port,
+        args.ca.as_deref(),
+        timeout,
+        choice.cert_time,
+    )
+    .map_err(setup_error)?;
     let ke_id = session.ke_server();
     if let Some(path) = &args.cookie_store {
         let jar = load_jar(path, &ke_id).map_err(|e| store_error(path, &e))?;
@@ -86,11 +104,22 @@ pub fn query_nts(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<
     }
 
     let mut results: Vec<Result<Sample, Failure>> = Vec::new();
+    let mut cert_outside_validity = false;
     for i in 0..args.count {
         if i > 0 {
             std::thread::sleep(interval);
         }
-        let result = session.query().map_err(|e| failure(&e));
+        let result = session
+            .query()
+            .map(|mut sample| {
+                // Offsets against the clock the client believes in.
+                sample.offset -= choice.shift;
+                sample
+            })
+            .map_err(|e| {
+                cert_outside_validity |= e.is_certificate_validity();
+                failure(&e)
+            });
         let shown = session.ntp_addr().unwrap_or(ke_addr);
         if !args.json {
             print_line(streams, shown, &result)?;
@@ -121,7 +150,19 @@ pub fn query_nts(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<
         "ntp_server": jar.map(|j| format!("{}:{}", j.ntp_server, j.ntp_port)),
         "cookies_left": jar.map_or(0, |j| j.cookies.len()),
         "stored_session_dropped": report.stored_session_dropped,
+        "cert_time_source": choice.source,
+        "cert_time": choice.json,
+        "certificate_outside_validity": cert_outside_validity,
     });
+    if cert_outside_validity {
+        writeln!(
+            streams.stderr,
+            "NTS: the server's certificate is outside its validity period at the time it was \
+             checked against ({}); if the local clock is wrong, --roughtime-servers FILE checks \
+             it against time from Roughtime instead",
+            choice.source
+        )?;
+    }
     if report.stored_session_dropped && !args.json {
         writeln!(
             streams.stderr,
@@ -153,6 +194,34 @@ pub fn query_nts(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<
         )?;
     }
     Ok(verdict(shown, &results))
+}
+
+/// Reports a refusal to run NTS-KE for want of a trusted time.
+fn refuse(
+    args: &QueryArgs,
+    streams: &mut Streams<'_>,
+    ke_addr: SocketAddr,
+    outcome: Outcome,
+    error: &str,
+    roughtime: serde_json::Value,
+) -> anyhow::Result<Outcome> {
+    if args.json {
+        let doc = json!({
+            "server": args.server,
+            "address": ke_addr.to_string(),
+            "replies": [],
+            "exit_code": outcome.exit_code(),
+            "error": error,
+            "nts": {
+                "cert_time_source": null,
+                "cert_time": { "source": null, "roughtime": roughtime },
+            },
+        });
+        writeln!(streams.stdout, "{}", serde_json::to_string_pretty(&doc)?)?;
+    } else {
+        query_cert_time::print_servers(streams, &roughtime)?;
+    }
+    Ok(outcome)
 }
 
 fn store_error(path: &Path, error: &authtime_ntske::CookieStoreError) -> anyhow::Error {

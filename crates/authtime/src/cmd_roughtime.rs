@@ -6,18 +6,17 @@
 //! waiting and the printing.
 
 use std::fmt::Write as _;
-use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
-use authtime_roughtime::chain::Pending;
-use authtime_roughtime::ecosystem::{Server, decode_key, is_host_port, parse_ecosystem};
-use authtime_roughtime::{Chain, Version};
+use authtime_roughtime::Version;
+use authtime_roughtime::ecosystem::{decode_key, is_host_port};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
 use crate::cmd_roughtime_report::{VerifyReportArgs, utc};
+use crate::roughtime_client::{Answer, Target, ask_in_chain, load_server_list, version_name};
 use crate::{Outcome, Streams};
 
 /// `authtime roughtime ...`.
@@ -94,52 +93,11 @@ before an earlier answer's begins (the report goes to --malfeasance-report FILE)
 Examples:\n  authtime roughtime query --servers ecosystem.json\n  \
 authtime roughtime query --server time.example:2002 --public-key <base64> --version 1 --json";
 
-/// One server to ask.
-struct Target {
-    name: String,
-    versions: Vec<Version>,
-    key: [u8; 32],
-    addresses: Vec<String>,
-}
-
-/// A verified answer: version, midpoint, radius.
-type Said = (Version, u64, u32);
-
-/// What one server said.
-struct Answer {
-    name: String,
-    address: Option<SocketAddr>,
-    result: Result<Said, String>,
-}
-
 /// Runs `authtime roughtime query`.
 pub fn query(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outcome> {
     let targets = targets(args)?;
     let timeout = Duration::from_millis(args.timeout_ms.max(1));
-    let mut chain = Chain::new();
-    let mut answers = Vec::with_capacity(targets.len());
-    for t in &targets {
-        if t.versions.is_empty() {
-            answers.push(Answer {
-                name: t.name.clone(),
-                address: None,
-                result: Err("skipped: Google-Roughtime (pre-IETF) is not spoken".into()),
-            });
-            continue;
-        }
-        let mut rand = [0u8; 32];
-        getrandom::fill(&mut rand).map_err(|e| anyhow!("no random bytes from the system: {e}"))?;
-        let pending = chain.request(&t.versions, &t.key, rand)?;
-        let (address, result) = match ask(t, &pending, &mut chain, timeout, args.retries) {
-            Ok((addr, link)) => (Some(addr), Ok(link)),
-            Err((addr, why)) => (addr, Err(why)),
-        };
-        answers.push(Answer {
-            name: t.name.clone(),
-            address,
-            result,
-        });
-    }
+    let (chain, answers) = ask_in_chain(&targets, timeout, args.retries)?;
 
     let violation = chain.malfeasance();
     let agreed = chain.agreed_interval();
@@ -176,9 +134,7 @@ pub fn query(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outc
 
 fn targets(args: &QueryArgs) -> anyhow::Result<Vec<Target>> {
     if let Some(path) = &args.servers {
-        let json = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let list = parse_ecosystem(&json).with_context(|| path.display().to_string())?;
-        return Ok(list.into_iter().map(Target::from).collect());
+        return load_server_list(path);
     }
     if args.public_key.len() != args.server.len() {
         bail!(
@@ -210,17 +166,6 @@ fn targets(args: &QueryArgs) -> anyhow::Result<Vec<Target>> {
     Ok(out)
 }
 
-impl From<Server> for Target {
-    fn from(s: Server) -> Self {
-        Target {
-            name: s.name,
-            versions: s.versions,
-            key: s.public_key,
-            addresses: s.addresses,
-        }
-    }
-}
-
 fn parse_key(text: &str) -> anyhow::Result<[u8; 32]> {
     if let Some(key) = decode_key(text) {
         return Ok(key);
@@ -229,64 +174,6 @@ fn parse_key(text: &str) -> anyhow::Result<[u8; 32]> {
         .ok()
         .and_then(|k| k.try_into().ok())
         .ok_or_else(|| anyhow!("--public-key {text:?} is neither base64 nor hex of 32 bytes"))
-}
-
-/// Sends `pending` to the target's first address that resolves, resending
-/// up to `retries` times, and keeps the first answer that verifies.
-fn ask(
-    t: &Target,
-    pending: &Pending,
-    chain: &mut Chain,
-    timeout: Duration,
-    retries: u32,
-) -> Result<(SocketAddr, Said), (Option<SocketAddr>, String)> {
-    let addr = t
-        .addresses
-        .iter()
-        .find_map(|a| a.to_socket_addrs().ok()?.next())
-        .ok_or((None, "no address resolves".to_string()))?;
-    let fail = |why: String| (Some(addr), why);
-    let bind: SocketAddr = if addr.is_ipv4() {
-        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
-    } else {
-        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
-    };
-    let socket = UdpSocket::bind(bind).map_err(|e| fail(format!("socket: {e}")))?;
-    socket.connect(addr).map_err(|e| fail(format!("{e}")))?;
-    let mut last_error = None;
-    let mut buf = vec![0u8; 4096];
-    for _ in 0..=retries {
-        socket
-            .send(&pending.request)
-            .map_err(|e| fail(format!("send: {e}")))?;
-        let deadline = Instant::now() + timeout;
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            if left.is_zero() || socket.set_read_timeout(Some(left)).is_err() {
-                break;
-            }
-            let Ok(n) = socket.recv(&mut buf) else { break };
-            // Something that does not verify may be forged: keep waiting.
-            match chain.accept(pending, &buf[..n]) {
-                Ok(link) => {
-                    let v = link.verified;
-                    return Ok((addr, (v.version, v.midpoint, v.radius)));
-                }
-                Err(e) => last_error = Some(e),
-            }
-        }
-    }
-    Err(fail(match last_error {
-        Some(e) => format!("no valid answer ({e})"),
-        None if retries == 0 => "no answer".to_string(),
-        None => format!("no answer after {} tries", retries + 1),
-    }))
-}
-
-fn version_name(v: Version) -> &'static str {
-    match v {
-        Version::Rfc1 => "1",
-        Version::Draft12 => "draft-0x8000000c",
-    }
 }
 
 fn print_text(

@@ -47,6 +47,9 @@ pub mod error_line;
 pub mod hex_input;
 pub mod mac_name;
 pub mod message_input;
+mod query_cert_time;
+mod rfc3339_input;
+mod roughtime_client;
 pub mod secret_arg;
 
 /// The exit codes of `authtime`, the same for every command.
@@ -65,6 +68,10 @@ pub mod exit_code {
     /// Signed answers that prove a server lied (`authtime roughtime query`:
     /// two Roughtime answers out of causal order).
     pub const MALFEASANCE: u8 = 4;
+    /// No time to trust for a certificate check (`authtime query --nts
+    /// --roughtime-servers`: fewer Roughtime servers than the quorum answered,
+    /// or their answers do not overlap).
+    pub const NO_QUORUM: u8 = 5;
 }
 
 /// How a command that ran to the end came out.
@@ -78,6 +85,8 @@ pub enum Outcome {
     NoAnswer(String),
     /// Exit 4, with the one-line reason to show on standard error.
     Malfeasance(String),
+    /// Exit 5, with the one-line reason to show on standard error.
+    NoQuorum(String),
 }
 
 impl Outcome {
@@ -89,6 +98,7 @@ impl Outcome {
             Self::Rejected(_) => exit_code::REJECTED,
             Self::NoAnswer(_) => exit_code::NO_ANSWER,
             Self::Malfeasance(_) => exit_code::MALFEASANCE,
+            Self::NoQuorum(_) => exit_code::NO_QUORUM,
         }
     }
 }

@@ -38,7 +38,8 @@ fn main() -> ExitCode {
         Ok(
             ref outcome @ (authtime::Outcome::Rejected(ref reason)
             | authtime::Outcome::NoAnswer(ref reason)
-            | authtime::Outcome::Malfeasance(ref reason)),
+            | authtime::Outcome::Malfeasance(ref reason)
+            | authtime::Outcome::NoQuorum(ref reason)),
         ) => {
             let _ = writeln!(streams.stderr, "authtime: {}", escape_controls(reason));
             outcome.exit_code()
