@@ -101,7 +101,7 @@ pub enum DefaultValue {
 
 /// Every section, in the order the page lists them.
 pub const SECTIONS: &[Section] = &[
-    NTP, CLOCK, RATE_LIMIT, ACCESS, METRICS, LOG, DAEMON, NTS_KE, KEYSTORE,
+    NTP, CLOCK, RATE_LIMIT, ACCESS, METRICS, LOG, DAEMON, NTS_KE, KEYSTORE, ROUGHTIME,
 ];
 
 /// Looks a section up by name.
@@ -735,6 +735,109 @@ const KEYSTORE: Section = Section {
             text: "With key-encryption-key: master keys found unsealed in the store are sealed \
                    in place (migration of a fleet to sealing) instead of refused. Turn it off \
                    once the store holds sealed keys.",
+        },
+    ],
+};
+
+const ROUGHTIME: Section = Section {
+    name: "roughtime",
+    presence_enables: true,
+    summary: "The Roughtime server (RFC 10049 version 1 and the drafts' 0x8000000c), on UDP \
+              and TCP. Present = served. Every request of one receive batch is answered under \
+              one signed Merkle tree. The radius (RADI) follows the clock state: \
+              ceil(root delay / 2 + root dispersion + 0.5 s for the whole-second midpoint), at \
+              least 1 s; while the clock is unsynchronized nothing is answered. Requests under \
+              1024 bytes are dropped. See docs/roughtime.md.",
+    keys: &[
+        Key {
+            name: "listen",
+            kind: ValueKind::Strings,
+            choices: &[],
+            default: DefaultValue::Value(r#"["0.0.0.0:2002", "[::]:2002"]"#),
+            text: "Addresses served on UDP and on TCP, \"IP:PORT\" with IPv6 addresses in \
+                   brackets. With the default, an address family the machine lacks is skipped.",
+        },
+        Key {
+            name: "long-term-key",
+            kind: ValueKind::Path,
+            choices: &[],
+            default: DefaultValue::Unset {
+                meaning: "delegation is required instead",
+                example: r#""/etc/authtime/roughtime.key""#,
+            },
+            text: "The long-term Ed25519 seed (64 hex digits on one line), made by `authtime \
+                   roughtime keygen`; mode 0600 (a file its group or others can read is \
+                   refused). The server makes online keys itself, keeps the current one in the \
+                   [keystore] when there is one (sealed when sealing is configured, beside the \
+                   NTS master keys, so a fleet shares one) and rotates it before its MAXT. Give \
+                   exactly one of long-term-key and delegation.",
+        },
+        Key {
+            name: "delegation",
+            kind: ValueKind::Path,
+            choices: &[],
+            default: DefaultValue::Unset {
+                meaning: "long-term-key is required instead",
+                example: r#""/etc/authtime/roughtime.delegation""#,
+            },
+            text: "For a long-term key kept offline: an online key and its certificates made \
+                   by `authtime roughtime delegate` (mode 0600). Re-read when the file changes; \
+                   the server warns ahead of its MAXT and answers nothing outside MINT..MAXT.",
+        },
+        Key {
+            name: "online-key-lifetime",
+            kind: ValueKind::Integer,
+            choices: &[],
+            default: DefaultValue::Value("86400"),
+            text: "Seconds an online key made from long-term-key is valid after it is made \
+                   (MINT is set up to 5 minutes earlier for clients whose clocks lag), 4 to \
+                   31622400; a new key is made when a third of the lifetime is left. Not with \
+                   delegation.",
+        },
+        Key {
+            name: "rate-limit",
+            kind: ValueKind::Float,
+            choices: &[],
+            default: DefaultValue::Value("4.0"),
+            text: "Sustained requests per second per client (an IPv4 address or an IPv6 /64); \
+                   0 = no limit. Requests over it are dropped and counted.",
+        },
+        Key {
+            name: "rate-limit-burst",
+            kind: ValueKind::Float,
+            choices: &[],
+            default: DefaultValue::Value("16.0"),
+            text: "Requests a client may send at once after being idle, at least 1.",
+        },
+        Key {
+            name: "max-radius",
+            kind: ValueKind::Integer,
+            choices: &[],
+            default: DefaultValue::Value("10"),
+            text: "Seconds, 1 to 86400: while the radius the clock state calls for is larger, \
+                   nothing is answered (counted as radius_too_large). It never makes the \
+                   radius smaller.",
+        },
+        Key {
+            name: "max-connections",
+            kind: ValueKind::Integer,
+            choices: &[],
+            default: DefaultValue::Value("64"),
+            text: "TCP connections open at once, 1 to 100000; more are closed at once.",
+        },
+        Key {
+            name: "tcp-timeout",
+            kind: ValueKind::Float,
+            choices: &[],
+            default: DefaultValue::Value("2.0"),
+            text: "Seconds a TCP client has to send each request, 0.05 to 60.",
+        },
+        Key {
+            name: "workers",
+            kind: ValueKind::Integer,
+            choices: &[],
+            default: DefaultValue::Value("1"),
+            text: "UDP worker threads (and SO_REUSEPORT sockets) per address, 1 to 256.",
         },
     ],
 };
