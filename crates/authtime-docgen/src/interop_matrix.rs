@@ -18,7 +18,7 @@ pub const BEGIN: &str =
 pub const END: &str = "<!-- interop-matrix:end -->";
 
 /// Columns in their table order; a feature not listed sorts last.
-const FEATURE_ORDER: [&str; 9] = [
+const FEATURE_ORDER: [&str; 11] = [
     "NTS-KE",
     "AEAD",
     "cookies",
@@ -28,6 +28,8 @@ const FEATURE_ORDER: [&str; 9] = [
     "plain NTP",
     "symmetric key",
     "handshake",
+    "Roughtime",
+    "Roughtime malfeasance",
 ];
 
 /// Features whose result is a figure of the run (a time): the check compares

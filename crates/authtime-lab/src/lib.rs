@@ -17,12 +17,14 @@ pub mod cycle_counter;
 pub mod load_ntp;
 pub mod load_nts;
 pub mod load_nts_stats;
+pub mod load_roughtime;
 pub mod machine;
 pub mod openssl_evp;
 pub mod openssl_speed;
 pub mod plot;
 pub mod rate;
 pub mod report;
+pub mod roughtime_lab_server;
 pub mod rx_timestamp;
 pub mod section_mac;
 pub mod section_ntp;
@@ -33,6 +35,8 @@ pub mod section_nts_report;
 pub mod section_nts_server;
 pub mod section_partial;
 pub mod section_rfc1810;
+pub mod section_roughtime;
+pub mod section_roughtime_report;
 pub mod section_stack;
 pub mod section_tesla;
 mod section_tesla_measure;
@@ -55,11 +59,13 @@ pub enum SectionId {
     Nts,
     /// Seed 003 and issue 8: TESLA in DTLS, bootstrap signatures, receiver speed.
     Tesla,
+    /// Issue 21: Roughtime cost by batch size, responses per second vs roughenough.
+    Roughtime,
 }
 
 impl SectionId {
     /// All sections, in report order.
-    pub const ALL: [SectionId; 7] = [
+    pub const ALL: [SectionId; 8] = [
         Self::Mac,
         Self::Rfc1810,
         Self::Partial,
@@ -67,6 +73,7 @@ impl SectionId {
         Self::Ntp,
         Self::Nts,
         Self::Tesla,
+        Self::Roughtime,
     ];
 
     /// The name `--only` takes.
@@ -80,6 +87,7 @@ impl SectionId {
             Self::Ntp => "ntp",
             Self::Tesla => "tesla",
             Self::Nts => "nts",
+            Self::Roughtime => "roughtime",
         }
     }
 
@@ -93,7 +101,7 @@ impl SectionId {
             .find(|s| s.name() == name)
             .ok_or_else(|| {
                 format!(
-                    "unknown lab section `{name}` (sections: mac, rfc1810, partial, stack, ntp, nts)"
+                    "unknown lab section `{name}` (sections: mac, rfc1810, partial, stack, ntp, nts, tesla, roughtime)"
                 )
             })
     }
@@ -187,6 +195,7 @@ pub fn run(opts: &LabOptions, progress: &mut Progress<'_>) -> Result<Vec<report:
             SectionId::Ntp => section_ntp::run(opts.quick, progress)?,
             SectionId::Tesla => section_tesla::run(opts.quick, progress)?,
             SectionId::Nts => section_nts::run(opts.quick, progress)?,
+            SectionId::Roughtime => section_roughtime::run(opts.quick, progress)?,
         };
         sections.push(section);
     }

@@ -116,7 +116,7 @@ impl Drop for NtsServer {
     }
 }
 
-fn log_tail(log: &Path) -> String {
+pub(crate) fn log_tail(log: &Path) -> String {
     let text = fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().rev().take(3).collect();
     lines.into_iter().rev().collect::<Vec<_>>().join(" / ")
@@ -129,7 +129,7 @@ fn parent_of(pid: u32) -> Option<u32> {
 }
 
 /// User plus system CPU seconds of process `pid`.
-fn process_cpu(pid: u32) -> Option<f64> {
+pub(crate) fn process_cpu(pid: u32) -> Option<f64> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &stat[stat.rfind(')')? + 2..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
@@ -175,7 +175,7 @@ fn free_tcp_port() -> Result<u16, String> {
         .map_err(|e| format!("no free TCP port on 127.0.0.1: {e}"))
 }
 
-fn free_udp_port() -> Result<u16, String> {
+pub(crate) fn free_udp_port() -> Result<u16, String> {
     UdpSocket::bind("127.0.0.1:0")
         .and_then(|s| s.local_addr())
         .map(|a| a.port())
@@ -250,7 +250,7 @@ pub fn make_certificates(dir: &Scratch) -> Result<Certificates, String> {
 
 /// Starts `command` pinned to `cpu` (when given) with its standard error in
 /// `log`; returns the child and whether the pin holds.
-fn spawn_pinned(
+pub(crate) fn spawn_pinned(
     mut command: Command,
     cpu: Option<usize>,
     log: &Path,

@@ -42,10 +42,13 @@ pub enum Command {
                       and detection), stack (seed 004: kernel path vs MAC cost), ntp (issue 4: \
                       NTP request rate vs chronyd), nts (seed 002, issue 6: NTS-KE and NTS-NTP \
                       unloaded and under load vs chronyd), tesla (seed 003: post-quantum TESLA over \
-                      DTLS, handshake flights, signature costs, receiver throughput). The report is \
+                      DTLS, handshake flights, signature costs, receiver throughput), roughtime \
+                      (issue 21: Roughtime cost per response by batch size, and responses per \
+                      second per core against roughenough 2.2's server). The report is \
                       DIR/index.md with PNG and SVG plots, one JSON file per section and one CSV \
                       file per table. Progress goes to standard error. The ntp and nts sections \
-                      need the `authtime` executable beside this one and chronyd.\n\n\
+                      need the `authtime` executable beside this one and chronyd; roughtime needs \
+                      roughenough 2.2 from scripts/ensure-roughenough.sh.\n\n\
                       Examples:\n  authtime-lab run --quick --out lab-out\n  \
                       authtime-lab run --only mac --out lab-out"
     )]
@@ -64,7 +67,7 @@ pub struct RunArgs {
     /// Short runs: the whole lab in under two minutes (figures indicative).
     #[arg(long)]
     pub quick: bool,
-    /// Run only this section: mac, rfc1810, partial, stack, ntp, nts or tesla.
+    /// Run only this section: mac, rfc1810, partial, stack, ntp, nts, tesla or roughtime.
     #[arg(long, value_name = "SECTION")]
     pub only: Option<String>,
     /// Directory for the report (created if missing).

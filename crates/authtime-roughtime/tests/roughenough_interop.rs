@@ -10,6 +10,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "../../authtime/tests/ntp_support/interop.rs"]
+#[allow(dead_code, reason = "shared with the NTP interop tests")]
+mod interop;
 mod roughenough_support;
 
 use std::collections::BTreeMap;
@@ -88,6 +91,13 @@ fn authtime_client_verifies_roughenough_22_version_1() {
         assert!(v.radius > 0, "zero radius: {v:?}");
         assert_near_now(v.midpoint, "roughenough 2.2");
     }
+    interop::proven(interop::Row {
+        peer: &format!("roughenough {}", install().version22),
+        direction: interop::Direction::AuthtimeToPeer,
+        feature: "Roughtime",
+        result: "version 1 (RFC 10049) responses verified",
+        test: "roughenough_interop::authtime_client_verifies_roughenough_22_version_1",
+    });
 }
 
 #[test]
@@ -105,6 +115,13 @@ fn authtime_client_verifies_roughenough_13_draft_single_requests() {
         assert_eq!(v.radius, 5, "1.3 serves a fixed 5 s radius: {v:?}");
         assert_near_now(v.midpoint, "roughenough 1.3.0-draft14");
     }
+    interop::proven(interop::Row {
+        peer: &format!("roughenough {}", install().version13),
+        direction: interop::Direction::AuthtimeToPeer,
+        feature: "Roughtime",
+        result: "0x8000000c (drafts 12 to 19) single responses verified",
+        test: "roughenough_interop::authtime_client_verifies_roughenough_13_draft_single_requests",
+    });
 }
 
 /// What became of a burst of requests sent at once.

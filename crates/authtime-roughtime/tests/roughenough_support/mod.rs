@@ -18,6 +18,10 @@ pub(crate) struct Install {
     pub(crate) bin22: PathBuf,
     /// `roughenough-server` and `roughenough-client` 1.3.0-draft14.
     pub(crate) bin13: PathBuf,
+    /// The 2.2 server's version, as it reports it (`2.2.0`).
+    pub(crate) version22: String,
+    /// The 1.3 client's version, as it reports it (`1.3.0-draft14`).
+    pub(crate) version13: String,
 }
 
 /// A cold build of both takes about 4 minutes on 2 CPUs; this bounds a much
@@ -63,6 +67,8 @@ pub(crate) fn install() -> &'static Install {
         Install {
             bin22: PathBuf::from(field("roughenough-2.2-bin")),
             bin13: PathBuf::from(field("roughenough-1.3-bin")),
+            version22: field("roughenough-2.2-server-version"),
+            version13: field("roughenough-1.3-version"),
         }
     })
 }
@@ -178,12 +184,19 @@ fn write_secret(path: &Path, text: &str) {
 impl Server {
     /// roughenough 2.2's `roughenough_server` (version 1 only) with `seed`.
     pub(crate) fn start_22(seed: &[u8; 32]) -> Self {
+        Self::start_22_with(seed, &[])
+    }
+
+    /// roughenough 2.2's server with `extra` arguments, such as
+    /// `--fixed-offset 600` for a server that lies ten minutes ahead.
+    pub(crate) fn start_22_with(seed: &[u8; 32], extra: &[&str]) -> Self {
         let dir = TempDir::new("server22");
         let seed_file = dir.path("seed.hex");
         write_secret(&seed_file, &format!("{}\n", hex::encode(seed)));
         let port = free_udp_port();
         let mut cmd = Command::new(install().bin22.join("roughenough_server"));
         cmd.args(["-i", "127.0.0.1", "-p", &port.to_string(), "-j", "1"])
+            .args(extra)
             .arg("--seed-file")
             .arg(&seed_file);
         Self::spawn(cmd, dir, port, "Long term public key: PUBK(")

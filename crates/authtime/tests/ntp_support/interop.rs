@@ -29,7 +29,8 @@ impl Direction {
 /// One proven fact. `feature` is one of the matrix's columns: `NTS-KE`,
 /// `AEAD`, `cookies`, `NTS NTP` (NTS-protected exchanges accepted),
 /// `NAK recovery`, `key group`, `plain NTP`,
-/// `symmetric key`, `handshake`; `result` says what was seen (for example
+/// `symmetric key`, `handshake`, `Roughtime`,
+/// `Roughtime malfeasance`; `result` says what was seen (for example
 /// `AEAD_AES_SIV_CMAC_256 (15)`, `X25519MLKEM768`, `3.1 ms median of 5`).
 pub(crate) struct Row<'a> {
     /// The peer, with its version: `chronyd 4.3`, `ntpd-rs 1.9.0`, `NTPsec 1.2.2`.
