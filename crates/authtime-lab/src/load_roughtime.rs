@@ -36,8 +36,11 @@ pub const MAX_DURATION: Duration = Duration::from_secs(120);
 pub const MAX_REQUESTS: u64 = 20_000_000;
 /// Most requests outstanding.
 pub const MAX_WINDOW: usize = 1024;
-/// No response for this long: the outstanding requests are lost.
-pub const STALL: Duration = Duration::from_millis(5);
+/// No response for this long: the outstanding requests are lost. Well
+/// above a scheduler time slice: on a shared machine a server descheduled
+/// for a few milliseconds must not look like loss (the window would refill
+/// on top of a full queue and overflow the server's socket buffer).
+pub const STALL: Duration = Duration::from_millis(50);
 
 /// What to send.
 #[derive(Debug, Clone)]
@@ -305,7 +308,8 @@ mod tests {
         assert_eq!(report.verify_failed, 0, "{report:?}");
         assert_eq!(report.versions_seen, vec![(1, report.verified)]);
         assert!(report.response_bytes_max <= report.request_bytes);
-        assert!(cpu.batches > 0 && cpu.responses == report.received);
+        // A response the generator gave up on (a stall on a busy machine) was still sent.
+        assert!(cpu.batches > 0 && cpu.responses >= report.received);
     }
 
     #[test]
@@ -315,7 +319,7 @@ mod tests {
         o.max_requests = 40;
         let started = Instant::now();
         let report = run(&o).expect("load");
-        assert!(started.elapsed() < Duration::from_secs(2));
+        assert!(started.elapsed() < Duration::from_secs(3));
         assert_eq!((report.sent, report.received, report.lost), (40, 0, 40));
     }
 }

@@ -85,6 +85,7 @@ fn server_table(m: &Measured) -> Table {
             "server",
             "responses/s (wall)",
             "responses per server CPU-s",
+            "server CPU busy",
             "rounds",
             "sent",
             "lost",
@@ -103,6 +104,7 @@ fn server_table(m: &Measured) -> Table {
             name.into(),
             med(rs.iter().map(|r| r.load.responses_per_s)).map_or("–".into(), fmt_rate),
             med(rs.iter().filter_map(|r| r.per_cpu_s)).map_or("–".into(), fmt_rate),
+            med(rs.iter().filter_map(busy)).map_or("–".into(), |b| format!("{:.0}%", 100.0 * b)),
             rs.len().to_string(),
             sum(|r| r.load.sent).to_string(),
             sum(|r| r.load.lost).to_string(),
@@ -115,11 +117,19 @@ fn server_table(m: &Measured) -> Table {
                 .to_string(),
         ]);
     }
-    t.note = "Medians of the rounds. Requests: 1036-byte packets (a 1024-byte message), \
+    t.note = "Medians of the rounds. Server CPU busy: the server's CPU seconds ÷ the \
+              round's wall-clock seconds (100% = its core saturated). Requests: 1036-byte packets (a 1024-byte message), \
               VER = {0x8000000c, 1} (both servers answer version 1), SRV naming the \
               server's key."
         .into();
     t
+}
+
+/// The server's CPU seconds per wall-clock second of a round.
+fn busy(r: &&Round) -> Option<f64> {
+    r.server_cpu_s
+        .filter(|_| r.load.wall_s > 0.0)
+        .map(|s| s / r.load.wall_s)
 }
 
 fn ratio_table(m: &Measured) -> Table {
@@ -206,6 +216,21 @@ fn findings(m: &Measured) -> Vec<String> {
             .unwrap_or_default();
         f.push(format!(
             "{failed} sampled responses failed verification (first: {first})."
+        ));
+    }
+    let busiest = m
+        .rounds
+        .iter()
+        .filter_map(|r| busy(&r))
+        .fold(0.0f64, f64::max);
+    if !m.rounds.is_empty() && busiest < 0.9 {
+        f.push(format!(
+            "Neither server's core was saturated (at most {:.0}% busy in any round): the \
+             one-thread load generator on the other core is the ceiling of the wall-clock \
+             rates, which are therefore the generator's and not the servers'. Responses per \
+             server CPU-second is the per-core figure to compare; it is a lower bound for a \
+             batching server, whose batches grow when its queue is fuller.",
+            100.0 * busiest
         ));
     }
     if m.rounds.iter().any(|r| !r.load_pinned) {
