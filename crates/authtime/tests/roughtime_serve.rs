@@ -402,3 +402,36 @@ fn serve_named(dir: &TempDir, name: &str, roughtime: &str) -> (Serve, SocketAddr
     );
     (serve, addr)
 }
+
+#[test]
+fn a_client_over_its_rate_is_dropped_and_counted() {
+    let dir = TempDir::new("roughtime-rate");
+    let (_, _, public) = keygen(&dir);
+    let (serve, addr) = serve(
+        &dir,
+        "long-term-key = \"lt.key\"\nrate-limit = 0.01\nrate-limit-burst = 1\n",
+        "",
+    );
+    // One request a hundred seconds is the rate: of five sent at once, the
+    // first is answered and the others are over it, however fast the
+    // machine is.
+    let client = udp_client();
+    let requests: Vec<Vec<u8>> = (0..5).map(|i| request(Version::Rfc1, i)).collect();
+    for req in &requests {
+        client.send_to(req, addr).unwrap();
+    }
+    let mut buf = [0u8; 2048];
+    let (n, _) = client.recv_from(&mut buf).expect("the first is answered");
+    assert!(verify_response(&requests[0], &buf[..n], &public).is_ok());
+    assert_eq!(
+        serve.wait_metric(
+            "authtime_roughtime_dropped_total{reason=\"rate_limited\"}",
+            4
+        ),
+        4
+    );
+    assert_eq!(
+        serve.metric("authtime_roughtime_responses_total{version=\"1\"}"),
+        1
+    );
+}
