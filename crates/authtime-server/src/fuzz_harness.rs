@@ -27,6 +27,7 @@ mod tests {
             b"[keystore]\nkind = \"redis\"\nurl = \"redis://:@:\"\npoll-interval = -0.0\n",
             b"[keystore]\nrotation-interval = 18446744073709551615\nold-keys = 4294967295\n",
             b"[rate-limit]\nrate = nan\ntable-size = 0\n",
+            b"[roughtime]\nonline-key-lifetime = 18446744073709551615\nrate-limit = nan\ntcp-timeout = 1e309\nlong-term-key = \"\"\ndelegation = \"\"\n",
             b"\xff\xfe[ntp]",
         ] {
             config_parsing(text);
