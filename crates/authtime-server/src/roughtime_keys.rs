@@ -63,8 +63,6 @@ enum Source {
         key: Box<SigningKey>,
         lifetime: u64,
         store: Option<Arc<dyn MasterKeyStore>>,
-        /// The blob last read from or written to the store.
-        last_seen: Mutex<Option<Vec<u8>>>,
     },
     Delegation {
         path: PathBuf,
@@ -195,7 +193,6 @@ impl RoughtimeKeys {
                     key: Box::new(key),
                     lifetime: settings.online_key_lifetime,
                     store,
-                    last_seen: Mutex::new(None),
                 };
                 (first, source)
             }
@@ -263,8 +260,7 @@ impl RoughtimeKeys {
                 key,
                 lifetime,
                 store,
-                last_seen,
-            } => self.tick_long_term(now, read_store, key, *lifetime, store.as_deref(), last_seen),
+            } => self.tick_long_term(now, read_store, key, *lifetime, store.as_deref()),
             Source::Delegation {
                 path,
                 modified: seen,
@@ -285,10 +281,10 @@ impl RoughtimeKeys {
         long_term: &SigningKey,
         lifetime: u64,
         store: Option<&dyn MasterKeyStore>,
-        last_seen: &Mutex<Option<Vec<u8>>>,
     ) {
         let public = long_term.verifying_key().to_bytes();
-        let held_due = Self::due(&self.current().key, lifetime, now);
+        let held = self.current();
+        let held_due = Self::due(&held.key, lifetime, now);
         let Some(store) = store else {
             if held_due {
                 self.rotate_locally(long_term, lifetime, now, &public);
@@ -311,88 +307,92 @@ impl RoughtimeKeys {
                 return;
             }
         };
-        let mut foreign = false;
-        if let Some(blob) = &loaded
-            && lock(last_seen).as_deref() != Some(blob.as_slice())
-        {
-            match std::str::from_utf8(blob).ok().map(parse_delegation) {
-                Some(Ok(d)) if d.long_term_public != public => foreign = true,
-                Some(Ok(d)) if !Self::due(&d.key, lifetime, now) => {
-                    *lock(last_seen) = Some(blob.clone());
-                    if d.key.seed() != self.current().key.seed() {
-                        self.set(ActiveKey::new(d));
-                    }
-                    return;
-                }
-                Some(Ok(_)) => {}
-                _ => foreign = authtime_keys::store::is_sealed_blob(blob),
-            }
-        }
-        if foreign {
-            self.store_failed(
-                store,
-                "the stored Roughtime key belongs to another long-term key (or is sealed \
-                 under a key-encryption key this server lacks); left untouched",
-            );
-            if held_due {
-                self.rotate_locally(long_term, lifetime, now, &public);
-            }
+        // The text is deterministic: equal bytes mean the store holds the key held.
+        let held_text = delegation_text(&public, &held.key);
+        if !held_due && loaded.as_deref() == Some(held_text.as_bytes()) {
             return;
         }
-        // Publish the key held when it is fresh (a store that lost it, or
-        // one written before this server started), else a new one.
-        let candidate = if held_due {
+        if let Some(blob) = &loaded {
+            match std::str::from_utf8(blob).ok().map(parse_delegation) {
+                Some(Ok(d)) if d.long_term_public != public => {
+                    return self.foreign(store, long_term, lifetime, now, held_due);
+                }
+                Some(Ok(d)) if !Self::due(&d.key, lifetime, now) => {
+                    // Another server's key (or ours, written before a restart).
+                    self.set(ActiveKey::new(d));
+                    return;
+                }
+                // A stale key is replaced below; so is garbage, unless it is
+                // sealed under a key-encryption key this server lacks.
+                Some(Ok(_)) => {}
+                _ if authtime_keys::store::is_sealed_blob(blob) => {
+                    return self.foreign(store, long_term, lifetime, now, held_due);
+                }
+                _ => {}
+            }
+        }
+        // Publish the key held when it is fresh (a store that lost it, or one
+        // that holds a stale key), else a new one.
+        let (candidate, text) = if held_due {
             match make_key(long_term, lifetime, now) {
-                Ok(k) => k,
+                Ok(k) => {
+                    let text = delegation_text(&public, &k);
+                    (Some(k), text)
+                }
                 Err(e) => {
                     tracing::error!("cannot make a Roughtime online key: {e}");
                     return;
                 }
             }
         } else {
-            let held = self.current();
-            let (mint, maxt) = held.key.window();
-            match OnlineKey::from_parts(
-                &public,
-                SigningKey::from_bytes(&held.key.seed()),
-                mint,
-                maxt,
-                held.key.cert(authtime_roughtime::Version::Draft12).to_vec(),
-                held.key.cert(authtime_roughtime::Version::Rfc1).to_vec(),
-            ) {
-                Ok(k) => k,
-                Err(_) => return,
-            }
+            (None, held_text)
         };
-        let text = delegation_text(&public, &candidate);
+        let adopt = |key: OnlineKey| {
+            self.set(ActiveKey {
+                key,
+                long_term_public: public,
+                srv: srv_value(&public),
+            });
+        };
         match store.compare_and_swap(loaded.as_deref(), text.as_bytes()) {
             Ok(true) => {
-                *lock(last_seen) = Some(text.into_bytes());
-                if held_due {
-                    self.set(ActiveKey {
-                        key: candidate,
-                        long_term_public: public,
-                        srv: srv_value(&public),
-                    });
+                if let Some(key) = candidate {
+                    adopt(key);
                 }
             }
+            // Another server wrote first: its key is adopted at the next
+            // read, which is at once while the key held is due.
             Ok(false) => {
-                // Another server wrote first: adopt its key next round.
-                *lock(last_seen) = None;
-                if held_due && !self.current().key.covers(now) {
+                if !held.key.covers(now) {
                     self.rotate_locally(long_term, lifetime, now, &public);
                 }
             }
             Err(e) => {
                 self.store_failed(store, &e.to_string());
-                if held_due {
-                    self.set(ActiveKey {
-                        key: candidate,
-                        long_term_public: public,
-                        srv: srv_value(&public),
-                    });
+                if let Some(key) = candidate {
+                    adopt(key);
                 }
             }
+        }
+    }
+
+    /// The store holds a blob this server must not replace.
+    fn foreign(
+        &self,
+        store: &dyn MasterKeyStore,
+        long_term: &SigningKey,
+        lifetime: u64,
+        now: u64,
+        held_due: bool,
+    ) {
+        self.store_failed(
+            store,
+            "the stored Roughtime key belongs to another long-term key (or is sealed under a \
+             key-encryption key this server lacks); left untouched",
+        );
+        if held_due {
+            let public = long_term.verifying_key().to_bytes();
+            self.rotate_locally(long_term, lifetime, now, &public);
         }
     }
 
@@ -581,12 +581,58 @@ mod tests {
         assert_ne!(a.current().key.seed(), b.current().key.seed());
         b.tick(later, true);
         assert_eq!(a.current().key.seed(), b.current().key.seed());
+        // Reads that find the key held write nothing (the embedded store
+        // replaces its file on every write).
+        let inode = |p: &std::path::Path| {
+            use std::os::unix::fs::MetadataExt as _;
+            std::fs::metadata(p).expect("stored").ino()
+        };
+        let before = inode(&dir.join("keys.roughtime"));
+        a.tick(later + 1, true);
+        b.tick(later + 1, true);
+        assert_eq!(inode(&dir.join("keys.roughtime")), before);
         // A store that lost its content gets the key back.
         std::fs::remove_file(dir.join("keys.roughtime")).expect("rm");
         a.tick(later + 1, true);
         let stored = store.load().expect("load").expect("written back");
         let d = parse_delegation(std::str::from_utf8(&stored).expect("text")).expect("valid");
         assert_eq!(d.key.seed(), a.current().key.seed());
+    }
+
+    #[test]
+    fn the_stored_key_is_sealed_when_the_nts_keys_are() {
+        let dir = scratch("sealed");
+        authtime_keys::store::create_kek_file(&dir.join("kek"), [7; 32]).expect("kek");
+        settings(&dir, 600);
+        let text = "[keystore]\npath = \"keys\"\nkey-encryption-key = \"kek\"\n\
+                    [roughtime]\nlong-term-key = \"lt.key\"\n";
+        let parsed = crate::ConfigFile::parse(text)
+            .expect("parses")
+            .validate(Some(&dir))
+            .expect("valid");
+        let nts = parsed.nts.expect("nts");
+        let store = open_roughtime_store(&nts).expect("opens");
+        let rt = parsed.roughtime.expect("roughtime");
+        let a = RoughtimeKeys::start(&rt, Some(Arc::clone(&store)), Arc::default()).expect("a");
+        let raw = std::fs::read(dir.join("keys.roughtime")).expect("written beside the NTS keys");
+        assert!(authtime_keys::store::is_sealed_blob(&raw));
+        // Another server with the same key-encryption key adopts the key.
+        let b = RoughtimeKeys::start(
+            &rt,
+            Some(open_roughtime_store(&nts).expect("opens")),
+            Arc::default(),
+        )
+        .expect("b");
+        assert_eq!(a.current().key.seed(), b.current().key.seed());
+        // One without it leaves the sealed blob alone and serves its own key.
+        let unsealed: Arc<dyn MasterKeyStore> =
+            Arc::new(EmbeddedStore::new(dir.join("keys.roughtime")));
+        let c = RoughtimeKeys::start(&rt, Some(unsealed), Arc::default()).expect("c");
+        assert_ne!(c.current().key.seed(), a.current().key.seed());
+        assert_eq!(
+            std::fs::read(dir.join("keys.roughtime")).expect("read"),
+            raw
+        );
     }
 
     #[test]
