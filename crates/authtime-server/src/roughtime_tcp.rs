@@ -31,9 +31,18 @@ const ACCEPT_POLL: Duration = Duration::from_millis(50);
 /// # Errors
 /// The address cannot be bound.
 pub(crate) fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
-    let listener = TcpListener::bind(addr)?;
-    listener.set_nonblocking(true)?;
-    Ok(listener)
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        // `[::]` would otherwise also take the IPv4 port, which `0.0.0.0`
+        // (the other default address) needs.
+        socket.set_only_v6(true)?;
+    }
+    socket.bind(&addr.into())?;
+    socket.listen(128)?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
 }
 
 /// Accepts connections until the stop flag is set.
