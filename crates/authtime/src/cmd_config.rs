@@ -29,6 +29,7 @@ pub fn check(args: &ConfigCheckArgs, streams: &mut Streams<'_>) -> anyhow::Resul
         Ok(settings) => {
             let mut lines = check_key_file(&args.file, &settings, streams)?;
             lines.extend(check_nts_certificate(&args.file, &settings));
+            lines.extend(check_roughtime_keys(&args.file, &settings));
             lines
         }
         Err(problems) => problems.lines,
@@ -70,6 +71,35 @@ fn check_nts_certificate(config: &Path, settings: &Settings) -> Vec<String> {
             vec![line]
         }
     }
+}
+
+/// Reads the Roughtime long-term key or delegation as the server would
+/// (permissions, format, certificates); a failure becomes a problem.
+fn check_roughtime_keys(config: &Path, settings: &Settings) -> Vec<String> {
+    use authtime_server::config_roughtime::RoughtimeKeySource;
+    use authtime_server::roughtime_key_files::{read_delegation, read_long_term_key};
+    let Some(rt) = &settings.roughtime else {
+        return Vec::new();
+    };
+    let (key, result) = match &rt.keys {
+        RoughtimeKeySource::LongTerm(path) => (
+            "roughtime.long-term-key",
+            read_long_term_key(path).map(|_| ()),
+        ),
+        RoughtimeKeySource::Delegation(path) => {
+            ("roughtime.delegation", read_delegation(path).map(|_| ()))
+        }
+    };
+    let Err(e) = result else {
+        return Vec::new();
+    };
+    let text = std::fs::read_to_string(config).unwrap_or_default();
+    let mut line = format!("{}:", config.display());
+    if let Some(l) = locate(&text, key) {
+        let _ = write!(line, "{}:{}:", l.line, l.column);
+    }
+    let _ = write!(line, " {key}: {e}");
+    vec![line]
 }
 
 /// Loads the key file the settings name; its error becomes a problem, its

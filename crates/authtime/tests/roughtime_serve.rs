@@ -435,3 +435,22 @@ fn a_client_over_its_rate_is_dropped_and_counted() {
         1
     );
 }
+
+#[test]
+fn config_check_reads_the_roughtime_key_as_the_daemon_does() {
+    let dir = TempDir::new("roughtime-config-check");
+    keygen(&dir);
+    let config = dir.path("rt.toml");
+    std::fs::write(&config, "[roughtime]\nlong-term-key = \"lt.key\"\n").unwrap();
+    let check = || authtime(&["config", "check", &config.to_string_lossy()]);
+    let out = check();
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    std::fs::set_permissions(dir.path("lt.key"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = check();
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(":2:17: roughtime.long-term-key:") && stdout.contains("chmod 600"),
+        "{stdout}"
+    );
+}
