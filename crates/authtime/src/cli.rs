@@ -209,8 +209,8 @@ pub struct ServeArgs {
 /// `authtime config ...`.
 #[derive(Debug, Subcommand)]
 pub enum ConfigCommand {
-    /// Check a configuration file (and the key file it names): prints "ok", or
-    /// each problem as FILE:LINE:COLUMN: message.
+    /// Check a configuration file (and the key files and certificate it
+    /// names): prints "ok", or each problem as FILE:LINE:COLUMN: message.
     #[command(
         after_help = "Exit codes: 0 valid, 2 invalid or unreadable. Warnings (a key file others \
                       can read, short keys) go to standard error and do not fail the check.\n\n\
