@@ -79,11 +79,11 @@ complete -c authtime -n "__fish_authtime_using_subcommand serve" -s h -l help -d
 complete -c authtime -n "__fish_authtime_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c authtime -n "__fish_authtime_using_subcommand config; and not __fish_seen_subcommand_from check help" -s h -l help -d 'Print help'
 complete -c authtime -n "__fish_authtime_using_subcommand config; and not __fish_seen_subcommand_from check help" -s V -l version -d 'Print version'
-complete -c authtime -n "__fish_authtime_using_subcommand config; and not __fish_seen_subcommand_from check help" -f -a "check" -d 'Check a configuration file (and the key file it names): prints "ok", or each problem as FILE:LINE:COLUMN: message'
+complete -c authtime -n "__fish_authtime_using_subcommand config; and not __fish_seen_subcommand_from check help" -f -a "check" -d 'Check a configuration file (and the key files and certificate it names): prints "ok", or each problem as FILE:LINE:COLUMN: message'
 complete -c authtime -n "__fish_authtime_using_subcommand config; and not __fish_seen_subcommand_from check help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c authtime -n "__fish_authtime_using_subcommand config; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help'
 complete -c authtime -n "__fish_authtime_using_subcommand config; and __fish_seen_subcommand_from check" -s V -l version -d 'Print version'
-complete -c authtime -n "__fish_authtime_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "check" -d 'Check a configuration file (and the key file it names): prints "ok", or each problem as FILE:LINE:COLUMN: message'
+complete -c authtime -n "__fish_authtime_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "check" -d 'Check a configuration file (and the key files and certificate it names): prints "ok", or each problem as FILE:LINE:COLUMN: message'
 complete -c authtime -n "__fish_authtime_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l key-file -d 'Key file (ntpd or chrony format) holding --key-id' -r -F
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l key-id -d 'Key id to authenticate with' -r
@@ -296,7 +296,7 @@ complete -c authtime -n "__fish_authtime_using_subcommand help; and not __fish_s
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from mac" -f -a "list" -d 'List every MAC algorithm with its key, nonce and tag sizes in bytes'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from mac" -f -a "tag" -d 'Compute the tag of a message and print it in lowercase hex'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from mac" -f -a "verify" -d 'Check a tag over a message: exit 0 when it matches, 1 when it does not'
-complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "check" -d 'Check a configuration file (and the key file it names): prints "ok", or each problem as FILE:LINE:COLUMN: message'
+complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "check" -d 'Check a configuration file (and the key files and certificate it names): prints "ok", or each problem as FILE:LINE:COLUMN: message'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from nts" -f -a "cert" -d 'Make a certificate and key for an NTS-KE server (a new CA and a leaf, or self-signed)'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from nts" -f -a "kek" -d 'Make a key-encryption key file for sealing the NTS master keys in a shared store'
 complete -c authtime -n "__fish_authtime_using_subcommand help; and __fish_seen_subcommand_from tesla" -f -a "keygen" -d 'Make a signature key pair for signing TESLA bootstraps'
