@@ -168,7 +168,7 @@ pub fn unpin_current() {
     }
 }
 
-fn free_tcp_port() -> Result<u16, String> {
+pub(crate) fn free_tcp_port() -> Result<u16, String> {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|s| s.local_addr())
         .map(|a| a.port())

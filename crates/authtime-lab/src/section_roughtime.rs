@@ -33,7 +33,10 @@ use crate::{
     load_roughtime::{self, RoughtimeLoadOptions, RoughtimeLoadReport},
     report::Section,
     roughtime_lab_server::LabServer,
-    section_nts_server::{Scratch, free_udp_port, log_tail, process_cpu, spawn_pinned},
+    section_nts_server::{
+        Scratch, free_tcp_port, free_udp_port, log_tail, parse_histogram, process_cpu, scrape,
+        spawn_pinned,
+    },
     stats::median,
 };
 
@@ -238,6 +241,8 @@ struct Target {
     addr: SocketAddr,
     public_key: [u8; 32],
     pinned: bool,
+    /// authtime's Prometheus endpoint (the daemon only).
+    metrics: Option<SocketAddr>,
 }
 
 /// Writes `text` to a new file of mode 0600.
@@ -291,6 +296,7 @@ fn start_roughenough(bin: &Path, dir: &Scratch) -> Result<Target, String> {
         addr: SocketAddr::from(([127, 0, 0, 1], port)),
         public_key,
         pinned,
+        metrics: None,
     };
     wait_ready(&mut target)?;
     Ok(target)
@@ -304,14 +310,14 @@ fn start_authtime_daemon(dir: &Scratch) -> Result<Target, String> {
     let seed = fresh_seed()?;
     let key_file = dir.path("authtime-roughtime.key");
     write_secret(&key_file, &format!("{}\n", hex(&seed)))?;
-    let (ntp, rt) = (free_udp_port()?, free_udp_port()?);
+    let (ntp, rt, metrics) = (free_udp_port()?, free_udp_port()?, free_tcp_port()?);
     let config = dir.path("roughtime.toml");
     fs::write(
         &config,
         format!(
             "[ntp]\nlisten = [\"127.0.0.1:{ntp}\"]\nworkers = 1\n[rate-limit]\nenabled = false\n{}\
              [roughtime]\nlisten = [\"127.0.0.1:{rt}\"]\nlong-term-key = \"{}\"\n\
-             workers = 1\nrate-limit = 0\n",
+             workers = 1\nrate-limit = 0\n[metrics]\nlisten = \"127.0.0.1:{metrics}\"\n",
             crate::section_ntp::LAB_CLOCK,
             key_file.display()
         ),
@@ -343,6 +349,7 @@ fn start_authtime_daemon(dir: &Scratch) -> Result<Target, String> {
         addr: SocketAddr::from(([127, 0, 0, 1], rt)),
         public_key: SigningKey::from_bytes(&seed).verifying_key().to_bytes(),
         pinned,
+        metrics: Some(SocketAddr::from(([127, 0, 0, 1], metrics))),
     };
     wait_ready(&mut target)?;
     Ok(target)
@@ -359,6 +366,7 @@ fn start_lab_server() -> Result<Target, String> {
         addr,
         public_key,
         pinned: true,
+        metrics: None,
     };
     wait_ready(&mut target)?;
     Ok(target)
@@ -402,6 +410,9 @@ pub struct Round {
     pub server_cpu_s: Option<f64>,
     /// Responses per server CPU-second.
     pub per_cpu_s: Option<f64>,
+    /// Requests per signed batch, mean over the round (authtime's
+    /// `authtime_roughtime_batch_size` histogram; the daemon only).
+    pub mean_batch: Option<f64>,
     /// Whether the generator's thread was pinned.
     pub load_pinned: bool,
     /// What the generator saw.
@@ -420,6 +431,11 @@ fn round(target: &mut Target, plan: &Plan, n: usize) -> Result<Round, String> {
         verify_every: plan.verify_every,
         pool: 4096,
     };
+    let batches = |t: &Target| {
+        let text = scrape(t.metrics?).ok()?;
+        parse_histogram(&text, "authtime_roughtime_batch_size")
+    };
+    let batches0 = batches(target);
     let cpu0 = target.server.cpu_seconds();
     let (load, load_pinned) = std::thread::scope(|scope| {
         scope
@@ -432,6 +448,13 @@ fn round(target: &mut Target, plan: &Plan, n: usize) -> Result<Round, String> {
     })?;
     let load = load?;
     let cpu1 = target.server.cpu_seconds();
+    let mean_batch = match (batches0, batches(target)) {
+        (Some(a), Some(b)) => {
+            let d = b.since(&a);
+            (d.count > 0).then(|| d.sum / d.count as f64)
+        }
+        _ => None,
+    };
     target.server.check_alive()?;
     let server_cpu_s = match (cpu0, cpu1) {
         (Some(a), Some(b)) => Some(b - a),
@@ -445,6 +468,7 @@ fn round(target: &mut Target, plan: &Plan, n: usize) -> Result<Round, String> {
         round: n,
         server_cpu_s,
         per_cpu_s,
+        mean_batch,
         load_pinned,
         load,
     })

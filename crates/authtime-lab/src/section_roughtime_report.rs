@@ -86,6 +86,7 @@ fn server_table(m: &Measured) -> Table {
             "responses/s (wall)",
             "responses per server CPU-s",
             "server CPU busy",
+            "requests per signature",
             "rounds",
             "sent",
             "lost",
@@ -105,6 +106,8 @@ fn server_table(m: &Measured) -> Table {
             med(rs.iter().map(|r| r.load.responses_per_s)).map_or("–".into(), fmt_rate),
             med(rs.iter().filter_map(|r| r.per_cpu_s)).map_or("–".into(), fmt_rate),
             med(rs.iter().filter_map(busy)).map_or("–".into(), |b| format!("{:.0}%", 100.0 * b)),
+            med(rs.iter().filter_map(|r| r.mean_batch))
+                .map_or("not observable".into(), |b| format!("{b:.1}")),
             rs.len().to_string(),
             sum(|r| r.load.sent).to_string(),
             sum(|r| r.load.lost).to_string(),
@@ -118,7 +121,9 @@ fn server_table(m: &Measured) -> Table {
         ]);
     }
     t.note = "Medians of the rounds. Server CPU busy: the server's CPU seconds ÷ the \
-              round's wall-clock seconds (100% = its core saturated). Requests: 1036-byte packets (a 1024-byte message), \
+              round's wall-clock seconds (100% = its core saturated). Requests per \
+              signature: the mean batch of authtimed's `authtime_roughtime_batch_size` \
+              histogram over the round (roughenough exports no such figure). Requests: 1036-byte packets (a 1024-byte message), \
               VER = {0x8000000c, 1} (both servers answer version 1), SRV naming the \
               server's key."
         .into();
