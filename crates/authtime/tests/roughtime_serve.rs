@@ -454,3 +454,47 @@ fn config_check_reads_the_roughtime_key_as_the_daemon_does() {
         "{stdout}"
     );
 }
+
+#[test]
+fn bad_tcp_frames_close_the_connection_and_are_counted() {
+    let dir = TempDir::new("roughtime-tcp-bad");
+    let (_, _, public) = keygen(&dir);
+    let (serve, addr) = serve(
+        &dir,
+        "long-term-key = \"lt.key\"\nmax-connections = 2\ntcp-timeout = 0.5\n",
+        "",
+    );
+    let connect = || {
+        let s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s
+    };
+    let closed = |mut s: TcpStream| {
+        let mut buf = [0u8; 16];
+        matches!(s.read(&mut buf), Ok(0) | Err(_))
+    };
+    // Not a Roughtime frame.
+    let mut s = connect();
+    s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+    assert!(closed(s));
+    // A length over the limit: closed before the body is read.
+    let mut s = connect();
+    s.write_all(b"ROUGHTIM").unwrap();
+    s.write_all(&u32::MAX.to_le_bytes()).unwrap();
+    assert!(closed(s));
+    // A client that sends nothing is closed after tcp-timeout.
+    assert!(closed(connect()));
+    assert!(serve.wait_metric("authtime_roughtime_dropped_total{reason=\"malformed\"}", 1) >= 1);
+    assert!(serve.wait_metric("authtime_roughtime_dropped_total{reason=\"too_large\"}", 1) >= 1);
+    // The server still answers.
+    let mut s = connect();
+    let req = request(Version::Rfc1, 7);
+    s.write_all(&req).unwrap();
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).unwrap();
+    let len = u32::from_le_bytes(head[8..12].try_into().unwrap()) as usize;
+    let mut response = head.to_vec();
+    response.resize(12 + len, 0);
+    s.read_exact(&mut response[12..]).unwrap();
+    assert!(verify_response(&req, &response, &public).is_ok());
+}
