@@ -823,7 +823,8 @@ const ROUGHTIME: Section = Section {
             kind: ValueKind::Integer,
             choices: &[],
             default: DefaultValue::Value("64"),
-            text: "TCP connections open at once, 1 to 100000; more are closed at once.",
+            text: "TCP connections open at once, 1 to 100000, at most 4 of them from one \
+                   address; more are closed at once.",
         },
         Key {
             name: "tcp-timeout",

@@ -2,15 +2,16 @@
 //! little-endian 32-bit length, draft-ietf-ntp-roughtime-19 §4.3), one
 //! response per request, several requests per connection.
 //!
-//! Bounded everywhere: at most `max-connections` open (more are closed at
-//! once, counted), each request must arrive within `tcp-timeout`, a frame
+//! Bounded everywhere: at most `max-connections` open, and at most
+//! [`PER_CLIENT`] from one address (more are closed at once, counted), each request must arrive within `tcp-timeout`, a frame
 //! longer than [`MAX_FRAME`] closes the connection, and anything that is not
 //! a frame closes it silently (counted). One thread per connection.
 
+use std::collections::HashMap;
 use std::io::{Read as _, Write as _};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -22,6 +23,36 @@ use crate::roughtime_worker::{RoughtimeShared, answer_requests};
 pub(crate) const MAX_FRAME: usize = crate::mmsg::DATAGRAM_LEN;
 
 const MAGIC: &[u8; 8] = b"ROUGHTIM";
+
+/// Connections one client address may hold open at once.
+pub(crate) const PER_CLIENT: u32 = 4;
+
+/// Open connections per client address.
+#[derive(Debug, Default)]
+struct OpenPerClient(Mutex<HashMap<IpAddr, u32>>);
+
+impl OpenPerClient {
+    /// Counts a new connection from `ip`, unless it has [`PER_CLIENT`] open.
+    fn enter(&self, ip: IpAddr) -> bool {
+        let mut open = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = open.entry(ip).or_insert(0);
+        if *n >= PER_CLIENT {
+            return false;
+        }
+        *n += 1;
+        true
+    }
+
+    fn leave(&self, ip: IpAddr) {
+        let mut open = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = open.get_mut(&ip) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                open.remove(&ip);
+            }
+        }
+    }
+}
 
 /// How often the accept loop looks at the stop flag.
 const ACCEPT_POLL: Duration = Duration::from_millis(50);
@@ -60,10 +91,16 @@ pub(crate) fn spawn_acceptor(
     );
     std::thread::Builder::new().name(name).spawn(move || {
         let open = Arc::new(AtomicUsize::new(0));
+        let per_client = Arc::new(OpenPerClient::default());
         while !shared.stop.load(Ordering::Relaxed) {
             match listener.accept() {
                 Ok((stream, peer)) => {
+                    let ip = peer.ip().to_canonical();
                     if open.load(Ordering::Relaxed) >= max_connections {
+                        shared.metrics.tcp_refused.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
+                    if !per_client.enter(ip) {
                         shared.metrics.tcp_refused.fetch_add(1, Ordering::Relaxed);
                         continue;
                     }
@@ -72,15 +109,19 @@ pub(crate) fn spawn_acceptor(
                         .tcp_connections
                         .fetch_add(1, Ordering::Relaxed);
                     open.fetch_add(1, Ordering::Relaxed);
-                    let (shared, open) = (Arc::clone(&shared), Arc::clone(&open));
+                    let (shared, open_here) = (Arc::clone(&shared), Arc::clone(&open));
+                    let per_client_here = Arc::clone(&per_client);
                     let spawned = std::thread::Builder::new()
                         .name("roughtime-conn".into())
                         .spawn(move || {
                             serve_connection(stream, peer, &shared, timeout);
-                            open.fetch_sub(1, Ordering::Relaxed);
+                            open_here.fetch_sub(1, Ordering::Relaxed);
+                            per_client_here.leave(ip);
                         });
                     if let Err(e) = spawned {
                         tracing::warn!(error = %e, "no thread for a Roughtime TCP connection");
+                        open.fetch_sub(1, Ordering::Relaxed);
+                        per_client.leave(ip);
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -138,5 +179,30 @@ fn serve_connection(
         {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_client_holds_at_most_per_client_connections() {
+        let open = OpenPerClient::default();
+        let (a, b): (IpAddr, IpAddr) = (
+            "192.0.2.1".parse().expect("ip"),
+            "192.0.2.2".parse().expect("ip"),
+        );
+        for _ in 0..PER_CLIENT {
+            assert!(open.enter(a));
+        }
+        assert!(!open.enter(a));
+        assert!(open.enter(b));
+        open.leave(a);
+        assert!(open.enter(a));
+        for _ in 0..=PER_CLIENT {
+            open.leave(a);
+        }
+        assert!(open.0.lock().expect("lock").get(&a).is_none());
     }
 }
