@@ -498,3 +498,48 @@ fn bad_tcp_frames_close_the_connection_and_are_counted() {
     s.read_exact(&mut response[12..]).unwrap();
     assert!(verify_response(&req, &response, &public).is_ok());
 }
+
+/// The online key (DELE's PUBK) a response was signed with.
+fn online_key_of(response: &[u8]) -> [u8; 32] {
+    use authtime_roughtime::message::{Message, unframe};
+    use authtime_roughtime::tags::Tag;
+    let msg = Message::parse(unframe(response).unwrap()).unwrap();
+    let cert = Message::parse(msg.require(Tag::CERT).unwrap()).unwrap();
+    let dele = Message::parse(cert.require(Tag::DELE).unwrap()).unwrap();
+    dele.require_array::<32>(Tag::PUBK).unwrap()
+}
+
+#[test]
+fn two_servers_sharing_a_key_store_answer_with_one_online_key() {
+    let dir = TempDir::new("roughtime-fleet");
+    let (_, _, public) = keygen(&dir);
+    let section = "long-term-key = \"lt.key\"\n";
+    let store = "[keystore]\npath = \"fleet-keys\"\n";
+    let (first, a) = serve(&dir, section, store);
+    let port = free_udp_port();
+    let b: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let second = Serve::start_named(
+        &dir,
+        "second",
+        &format!(
+            "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n[roughtime]\nlisten = [\"{b}\"]\n\
+             {section}{store}"
+        ),
+    );
+    let client = udp_client();
+    let mut keys = Vec::new();
+    for addr in [a, b] {
+        let req = request(Version::Rfc1, 1);
+        let mut buf = [0u8; 2048];
+        let n = (0..3)
+            .find_map(|_| {
+                client.send_to(&req, addr).unwrap();
+                client.recv_from(&mut buf).ok().map(|(n, _)| n)
+            })
+            .expect("an answer");
+        verify_response(&req, &buf[..n], &public).unwrap();
+        keys.push(online_key_of(&buf[..n]));
+    }
+    assert_eq!(keys[0], keys[1], "two online keys in one fleet");
+    drop((first, second));
+}
