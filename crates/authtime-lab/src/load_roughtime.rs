@@ -21,8 +21,9 @@ use std::{
     time::{Duration, Instant},
 };
 
+pub use authtime_roughtime::Version;
 use authtime_roughtime::{
-    Version, build_request,
+    build_request,
     message::{Message, unframe},
     request::srv_value,
     tags::Tag,
@@ -148,6 +149,27 @@ pub fn request_pool(
             build_request(versions, &nonce, Some(&srv)).map_err(|e| e.to_string())
         })
         .collect()
+}
+
+/// A long-term public key as `authtime roughtime keygen` prints it and
+/// roughenough logs it: 64 hex digits or base64.
+///
+/// # Errors
+/// Neither form of 32 bytes.
+pub fn parse_public_key(text: &str) -> Result<[u8; 32], String> {
+    let text = text.trim();
+    let from_hex = || {
+        let bytes: Option<Vec<u8>> = (0..text.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+            .collect();
+        bytes?.try_into().ok()
+    };
+    match text.len() {
+        64 => from_hex(),
+        _ => authtime_roughtime::ecosystem::decode_key(text),
+    }
+    .ok_or_else(|| format!("`{text}`: not a 32-byte public key in hex or base64"))
 }
 
 /// The pool index a response's nonce names.
@@ -279,6 +301,20 @@ mod tests {
             verify_every: 1,
             pool: 64,
         }
+    }
+
+    #[test]
+    fn public_keys_parse_in_hex_and_base64() {
+        // roughenough's documented key for the seed of its example.cfg
+        // (docs/roughtime-peers.md), in both forms.
+        let hex = "d0756ee69ff5fe96cbcf9273208fec53124b1dd3a24d3910e07c7c54e2473012";
+        let key = parse_public_key(hex).expect("hex");
+        assert_eq!(key[0], 0xd0);
+        assert_eq!(key[31], 0x12);
+        let b64 = "0HVu5p/1/pbLz5JzII/sUxJLHdOiTTkQ4Hx8VOJHMBI=";
+        assert_eq!(parse_public_key(b64), Ok(key));
+        assert!(parse_public_key("d0756e").is_err());
+        assert!(parse_public_key(&hex.replace('d', "x")).is_err());
     }
 
     #[test]

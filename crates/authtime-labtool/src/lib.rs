@@ -1,6 +1,6 @@
 //! The `authtime-lab` command: the lab's report (`run`), the MAC benchmark
 //! (`bench mac`) and the load generators (`load ntp`, `load nts-ke`,
-//! `load nts`), on top of the `authtime-lab` library.
+//! `load nts`, `load roughtime`), on top of the `authtime-lab` library.
 //!
 //! These were `authtime lab`, `authtime bench` and `authtime load`; they live
 //! in a binary of their own so that `authtime` (the everyday tool) and
@@ -18,6 +18,7 @@ use std::io::Write;
 pub mod cli;
 pub mod cmd_bench;
 pub mod cmd_load;
+pub mod cmd_load_roughtime;
 pub mod cmd_run;
 pub mod error_line;
 
@@ -53,5 +54,8 @@ pub fn run(cli: &cli::Cli, streams: &mut Streams<'_>) -> anyhow::Result<()> {
         Command::Load(LoadCommand::Ntp(args)) => cmd_load::load_ntp(args, streams),
         Command::Load(LoadCommand::NtsKe(args)) => cmd_load::load_nts_ke(args, streams),
         Command::Load(LoadCommand::Nts(args)) => cmd_load::load_nts(args, streams),
+        Command::Load(LoadCommand::Roughtime(args)) => {
+            crate::cmd_load_roughtime::load_roughtime(args, streams)
+        }
     }
 }
