@@ -4,7 +4,8 @@
 //!   1.3.0-draft14's (0x8000000c, `batch_size: 1`);
 //! - roughenough's clients against authtime's server core, answering single
 //!   requests and batches under one Merkle tree, from a small UDP loop in
-//!   this file (the daemon has no Roughtime server yet).
+//!   this file (crates/authtime/tests/roughtime_serve.rs runs the same
+//!   clients against the daemon).
 //!
 //! docs/roughtime-peers.md says how the peers are run and what this shows.
 

@@ -164,9 +164,7 @@ fn authtime_and_roughenough_clients_get_verified_time_over_udp_and_tcp() {
         );
         assert_eq!(radius, "(+/-1s)", "{line}");
         interop::proven(Row {
-            // The versions the peers report (roughenough_support's install()
-            // knows them too, in a change not yet in every checkout).
-            peer: "roughenough 2.2.0",
+            peer: &format!("roughenough {}", install.version22),
             direction: Direction::PeerToAuthtime,
             feature: "Roughtime",
             result: &format!(
@@ -204,7 +202,7 @@ fn authtime_and_roughenough_clients_get_verified_time_over_udp_and_tcp() {
         "{line}"
     );
     interop::proven(Row {
-        peer: "roughenough 1.3.0-draft14",
+        peer: &format!("roughenough {}", install.version13),
         direction: Direction::PeerToAuthtime,
         feature: "Roughtime",
         result: "version 0x8000000c verified, daemon",
