@@ -1,3 +1,8 @@
+//! `authtime roughtime query` against the real roughenough servers.
+//!
+//! Honest servers of both wire versions, roughenough 2.2 (version 1) and
+//! 1.3.0-draft14 (0x8000000c), asked together, agree on one interval.
+//!
 //! A lying Roughtime server is caught, and the proof stands on its own: the
 //! real roughenough 2.2 server run ten minutes ahead (`--fixed-offset 600`)
 //! and an honest one, asked in that order by `authtime roughtime query`. The
@@ -88,6 +93,64 @@ fn server_list(servers: &[(&str, &Server)]) -> String {
 }
 
 #[test]
+fn roughenough_22_and_13_together_give_one_agreed_interval() {
+    let server22 = Server::start_22(&random());
+    let server13 = Server::start_13(&random(), 1);
+    let (key22, key13) = (
+        hex::encode(server22.public_key),
+        hex::encode(server13.public_key),
+    );
+    let (addr22, addr13) = (
+        format!("127.0.0.1:{}", server22.port),
+        format!("127.0.0.1:{}", server13.port),
+    );
+    let (code, text) = run(
+        Path::new(env!("CARGO_BIN_EXE_authtime")),
+        &[
+            "roughtime",
+            "query",
+            "--server",
+            &addr22,
+            "--public-key",
+            &key22,
+            "--server",
+            &addr13,
+            "--public-key",
+            &key13,
+            "--timeout-ms",
+            "1000",
+            "--retries",
+            "5",
+            "--json",
+        ],
+    );
+    assert_eq!(code, Some(0), "{text}");
+    let doc: serde_json::Value = serde_json::from_str(text.lines().next().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("{e}: {text}"));
+    let servers = doc["servers"].as_array().unwrap();
+    let versions: Vec<&str> = servers
+        .iter()
+        .map(|s| s["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(versions, ["1", "draft-0x8000000c"], "{text}");
+    let (earliest, latest) = (
+        doc["agreed"]["earliest"].as_u64().unwrap(),
+        doc["agreed"]["latest"].as_u64().unwrap(),
+    );
+    // Each answer's interval contains the agreed one, and the host's clock
+    // (the servers serve it) lies within a few seconds of it.
+    for s in servers {
+        let (mid, radius) = (
+            s["midpoint"].as_u64().unwrap(),
+            s["radius"].as_u64().unwrap(),
+        );
+        assert!(mid - radius <= earliest && latest <= mid + radius, "{text}");
+    }
+    let now = roughenough_support::now_secs();
+    assert!(earliest <= now + 3 && now <= latest + 3, "{now}: {text}");
+}
+
+#[test]
 fn a_server_ten_minutes_ahead_is_reported_and_roughenough_verifies_the_report() {
     let checker = report_checker();
     let liar = Server::start_22_with(&random(), &["--fixed-offset", "600"]);
@@ -171,6 +234,6 @@ fn a_server_ten_minutes_ahead_is_reported_and_roughenough_verifies_the_report() 
         direction: interop::Direction::AuthtimeToPeer,
         feature: "Roughtime malfeasance",
         result: "a server 600 s ahead caught; roughenough's library verifies the report",
-        test: "roughtime_lying_peer::a_server_ten_minutes_ahead_is_reported_and_roughenough_verifies_the_report",
+        test: "roughtime_query_roughenough::a_server_ten_minutes_ahead_is_reported_and_roughenough_verifies_the_report",
     });
 }
