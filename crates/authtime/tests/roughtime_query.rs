@@ -6,73 +6,19 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod roughtime_support;
+
 use std::net::UdpSocket;
 use std::process::{Command, Output};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use authtime_roughtime::request::srv_value;
-use authtime_roughtime::{BatchTime, OnlineKey, SigningKey, respond_batch};
+use roughtime_support::TestServer;
 
-/// A server answering single requests with its clock `offset` seconds off.
-struct TestServer {
-    address: String,
-    public_key: String,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl TestServer {
-    fn start(seed: u8, offset: i64) -> Self {
-        let long = SigningKey::from_bytes(&[seed; 32]);
-        let public = long.verifying_key().to_bytes();
-        let key =
-            OnlineKey::delegate(&long, SigningKey::from_bytes(&[!seed; 32]), 0, u64::MAX).unwrap();
-        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-        socket
-            .set_read_timeout(Some(Duration::from_millis(50)))
-            .unwrap();
-        let address = socket.local_addr().unwrap().to_string();
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let thread = std::thread::spawn(move || {
-            // Bounded even if the test forgets to stop it.
-            let end = Instant::now() + Duration::from_secs(60);
-            let mut buf = [0u8; 2048];
-            while !flag.load(Ordering::Relaxed) && Instant::now() < end {
-                let Ok((n, peer)) = socket.recv_from(&mut buf) else {
-                    continue;
-                };
-                let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
-                let time = BatchTime {
-                    midpoint: now.as_secs().saturating_add_signed(offset),
-                    radius: 5,
-                };
-                if let Ok(answers) = respond_batch(&[&buf[..n]], time, &key, &srv_value(&public))
-                    && let Some(Ok(response)) = answers.first()
-                {
-                    let _ = socket.send_to(response, peer);
-                }
-            }
-        });
-        TestServer {
-            address,
-            public_key: hex::encode(public),
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+/// A test server and its public key in hex, as `--public-key` takes it.
+fn start(seed: u8, offset: i64) -> (TestServer, String) {
+    let server = TestServer::start(seed, offset);
+    let key = hex::encode(server.public_key);
+    (server, key)
 }
 
 fn authtime(args: &[&str]) -> Output {
@@ -82,7 +28,7 @@ fn authtime(args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn query_args<'a>(servers: &'a [TestServer], extra: &[&'a str]) -> Vec<&'a str> {
+fn query_args<'a>(servers: &'a [(TestServer, String)], extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "roughtime",
         "query",
@@ -91,8 +37,8 @@ fn query_args<'a>(servers: &'a [TestServer], extra: &[&'a str]) -> Vec<&'a str> 
         "--retries",
         "1",
     ];
-    for s in servers {
-        args.extend(["--server", &s.address, "--public-key", &s.public_key]);
+    for (s, key) in servers {
+        args.extend(["--server", &s.address, "--public-key", key]);
     }
     args.extend(extra);
     args
@@ -100,7 +46,7 @@ fn query_args<'a>(servers: &'a [TestServer], extra: &[&'a str]) -> Vec<&'a str> 
 
 #[test]
 fn two_honest_servers_agree() {
-    let servers = [TestServer::start(1, 0), TestServer::start(2, 0)];
+    let servers = [start(1, 0), start(2, 0)];
     let out = authtime(&query_args(&servers, &["--json"]));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
@@ -120,7 +66,7 @@ fn two_honest_servers_agree() {
     );
     assert!(lo <= hi && hi - lo <= 10, "{stdout}");
     assert!(lo <= now && now <= hi + 1, "{stdout}");
-    for (entry, server) in doc["servers"].as_array().unwrap().iter().zip(&servers) {
+    for (entry, (server, _)) in doc["servers"].as_array().unwrap().iter().zip(&servers) {
         assert_eq!(entry["name"], server.address.as_str());
         assert_eq!(entry["radius"], 5);
         assert!(entry["midpoint_utc"].as_str().unwrap().ends_with('Z'));
@@ -136,19 +82,18 @@ fn two_honest_servers_agree() {
 
     // The same two from an ecosystem list, plus a Google-Roughtime entry
     // that is listed as skipped.
-    use base64::Engine;
-    let b64 = |h: &str| base64::engine::general_purpose::STANDARD.encode(hex::decode(h).unwrap());
-    let entry = |name: &str, version: &str, key: &str, address: &str| {
-        serde_json::json!({"name": name, "version": version, "publicKeyType": "ed25519",
-            "publicKey": key, "addresses": [{"protocol": "udp", "address": address}]})
-    };
-    let list = serde_json::json!({"servers": [
-        entry("a", "IETF-Roughtime", &b64(&servers[0].public_key), &servers[0].address),
-        entry("old", "Google-Roughtime", &b64(&servers[0].public_key), "127.0.0.1:9"),
-        entry("b", "IETF-Roughtime", &b64(&servers[1].public_key), &servers[1].address),
-    ]});
+    let (a, b) = (&servers[0].0, &servers[1].0);
+    let mut old = roughtime_support::entry("old", "127.0.0.1:9", &a.public_key);
+    old["version"] = "Google-Roughtime".into();
     let path = std::env::temp_dir().join(format!("authtime-rt-eco-{}.json", std::process::id()));
-    std::fs::write(&path, list.to_string()).unwrap();
+    roughtime_support::write_list(
+        &path,
+        vec![
+            roughtime_support::entry("a", &a.address, &a.public_key),
+            old,
+            roughtime_support::entry("b", &b.address, &b.public_key),
+        ],
+    );
     let out = authtime(&[
         "roughtime",
         "query",
@@ -166,7 +111,7 @@ fn two_honest_servers_agree() {
 
 #[test]
 fn server_ten_minutes_ahead_is_reported_and_the_report_verifies() {
-    let servers = [TestServer::start(3, 600), TestServer::start(4, 0)];
+    let servers = [start(3, 600), start(4, 0)];
     let dir = std::env::temp_dir().join(format!("authtime-roughtime-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let report = dir.join("report.json");

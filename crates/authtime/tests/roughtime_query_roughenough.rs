@@ -20,6 +20,7 @@ mod interop;
 #[path = "../../authtime-roughtime/tests/roughenough_support/mod.rs"]
 #[allow(dead_code, reason = "shared with the roughtime crate's interop tests")]
 mod roughenough_support;
+mod roughtime_support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -75,21 +76,15 @@ fn run(program: &Path, args: &[&str]) -> (Option<i32>, String) {
 }
 
 /// An ecosystem server list (the format Roughtime deployments publish and
-/// roughenough's client reads), the liar first.
-fn server_list(servers: &[(&str, &Server)]) -> String {
-    let entries: Vec<serde_json::Value> = servers
+/// roughenough's client reads), in the order given.
+fn server_list(path: &Path, servers: &[(&str, &Server)]) {
+    let entries = servers
         .iter()
         .map(|(name, s)| {
-            serde_json::json!({
-                "name": name,
-                "version": "IETF-Roughtime",
-                "publicKeyType": "ed25519",
-                "publicKey": STANDARD.encode(s.public_key),
-                "addresses": [{"protocol": "udp", "address": format!("127.0.0.1:{}", s.port)}],
-            })
+            roughtime_support::entry(name, &format!("127.0.0.1:{}", s.port), &s.public_key)
         })
         .collect();
-    serde_json::json!({ "servers": entries }).to_string()
+    roughtime_support::write_list(path, entries);
 }
 
 #[test]
@@ -157,7 +152,7 @@ fn a_server_ten_minutes_ahead_is_reported_and_roughenough_verifies_the_report() 
     let honest = Server::start_22(&random());
     let dir = TempDir::new("lying-peer");
     let list = dir.path("servers.json");
-    std::fs::write(&list, server_list(&[("liar", &liar), ("honest", &honest)])).unwrap();
+    server_list(&list, &[("liar", &liar), ("honest", &honest)]);
     let report = dir.path("report.json");
 
     let (code, text) = run(

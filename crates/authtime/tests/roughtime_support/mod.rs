@@ -1,5 +1,6 @@
 //! Tiny Roughtime servers for tests (threads on loopback, free ports, built
-//! on `authtime_roughtime::respond_batch`, as in roughtime_query.rs), with a
+//! on `authtime_roughtime::respond_batch`; roughtime_query.rs and the
+//! wrong-clock NTS tests use them), with a
 //! clock offset of their own so that a test can make one lie, and the
 //! ecosystem JSON list that names them.
 
