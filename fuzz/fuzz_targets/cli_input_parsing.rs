@@ -10,6 +10,7 @@ use authtime::{
     error_line::error_line,
     hex_input::{HexArg, HexProblem, parse_hex},
     mac_name::parse_mac_name,
+    rfc3339_input::parse_utc,
 };
 use clap::Parser as _;
 use libfuzzer_sys::fuzz_target;
@@ -18,6 +19,7 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     check_hex(&text);
     check_mac_name(&text);
+    check_utc(&text);
     check_argv(&text, data);
 });
 
@@ -93,5 +95,16 @@ fn check_argv(text: &str, stdin: &[u8]) {
     };
     if let Err(err) = authtime::run(&cli, &mut streams) {
         assert!(!error_line(&err).contains('\n'));
+    }
+}
+
+/// `--assume-local-time`: seconds since 1970, or a one-line error.
+fn check_utc(text: &str) {
+    match parse_utc(text) {
+        Ok(secs) => assert!(
+            text.starts_with('@') || secs < 253_402_300_800 + 2 * 86_400,
+            "{text}: {secs}"
+        ),
+        Err(e) => assert!(!e.to_string().contains('\n'), "{e}"),
     }
 }

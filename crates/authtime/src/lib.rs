@@ -48,7 +48,7 @@ pub mod hex_input;
 pub mod mac_name;
 pub mod message_input;
 mod query_cert_time;
-mod rfc3339_input;
+pub mod rfc3339_input;
 mod roughtime_client;
 pub mod secret_arg;
 

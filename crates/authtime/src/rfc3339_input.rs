@@ -9,7 +9,7 @@ use anyhow::{anyhow, bail};
 ///
 /// # Errors
 /// `text` is neither RFC 3339 nor `@SECONDS`, or lies before 1970.
-pub(crate) fn parse_utc(text: &str) -> anyhow::Result<u64> {
+pub fn parse_utc(text: &str) -> anyhow::Result<u64> {
     if let Some(secs) = text.strip_prefix('@') {
         return secs
             .parse()
@@ -51,8 +51,14 @@ pub(crate) fn parse_utc(text: &str) -> anyhow::Result<u64> {
         _ if rest.len() == 6 && matches!(rest.as_bytes()[0], b'+' | b'-') => {
             let sign = if rest.starts_with('-') { -1 } else { 1 };
             let part = |r: std::ops::Range<usize>| rest.get(r).ok_or_else(bad);
-            let hh: i64 = part(1..3)?.parse().map_err(|_| bad())?;
-            let mm: i64 = part(4..6)?.parse().map_err(|_| bad())?;
+            let digits = |r: std::ops::Range<usize>| -> anyhow::Result<i64> {
+                let s = part(r)?;
+                if !s.bytes().all(|c| c.is_ascii_digit()) {
+                    return Err(bad());
+                }
+                s.parse().map_err(|_| bad())
+            };
+            let (hh, mm) = (digits(1..3)?, digits(4..6)?);
             if part(3..4)? != ":" || hh > 23 || mm > 59 {
                 return Err(bad());
             }
@@ -101,6 +107,13 @@ mod tests {
             "1969-12-31T23:59:59Z",
             "@x",
             "2026-03-16T18:26:11",
+            "2026-03-16T18:26:11+-1:00",
+            "2026-03-16T18:26:11+01:+9",
+            "2026-03-16T18:26:11.Z",
+            "2026-03-16T18:26:11+01:00:00",
+            "@18446744073709551616",
+            "2026-03-16T18:26:1\u{e9}Z",
+            "",
         ] {
             assert!(parse_utc(bad).is_err(), "{bad}");
         }
