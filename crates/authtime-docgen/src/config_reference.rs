@@ -831,7 +831,8 @@ const ROUGHTIME: Section = Section {
             kind: ValueKind::Float,
             choices: &[],
             default: DefaultValue::Value("2.0"),
-            text: "Seconds a TCP client has to send each request, 0.05 to 60.",
+            text: "Seconds a TCP client has to send each whole request (counted from the connection or \
+                   the previous response, not per read), 0.05 to 60.",
         },
         Key {
             name: "workers",

@@ -3,7 +3,10 @@
 //! response per request, several requests per connection.
 //!
 //! Bounded everywhere: at most `max-connections` open, and at most
-//! [`PER_CLIENT`] from one address (more are closed at once, counted), each request must arrive within `tcp-timeout`, a frame
+//! [`PER_CLIENT`] from one address (more are closed at once, counted), each
+//! request must arrive whole within `tcp-timeout` of the previous response (a
+//! deadline, not a timeout per read, so a client sending a byte at a time
+//! cannot hold a connection), a frame
 //! longer than [`MAX_FRAME`] closes the connection, and anything that is not
 //! a frame closes it silently (counted). One thread per connection.
 
@@ -13,7 +16,7 @@ use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::clock;
 use crate::roughtime_metrics::Refusal;
@@ -144,16 +147,14 @@ fn serve_connection(
     shared: &RoughtimeShared,
     timeout: Duration,
 ) {
-    if stream.set_nonblocking(false).is_err()
-        || stream.set_read_timeout(Some(timeout)).is_err()
-        || stream.set_write_timeout(Some(timeout)).is_err()
-    {
+    if stream.set_nonblocking(false).is_err() || stream.set_write_timeout(Some(timeout)).is_err() {
         return;
     }
     let m = &shared.metrics;
     let mut frame = vec![0u8; MAX_FRAME];
     while !shared.stop.load(Ordering::Relaxed) {
-        if stream.read_exact(&mut frame[..12]).is_err() {
+        let deadline = Instant::now() + timeout;
+        if !read_by(&mut stream, &mut frame[..12], deadline) {
             return;
         }
         m.received.fetch_add(1, Ordering::Relaxed);
@@ -166,7 +167,7 @@ fn serve_connection(
             m.refuse(Refusal::TooLarge, 1);
             return;
         };
-        if stream.read_exact(&mut frame[12..total]).is_err() {
+        if !read_by(&mut stream, &mut frame[12..total], deadline) {
             m.refuse(Refusal::Malformed, 1);
             return;
         }
@@ -182,9 +183,67 @@ fn serve_connection(
     }
 }
 
+/// Fills `buf` from `stream` before `deadline`; false when the peer closed,
+/// failed or was too slow.
+fn read_by(stream: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> bool {
+    let mut at = 0;
+    while at < buf.len() {
+        let Some(left) = deadline
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+        else {
+            return false;
+        };
+        if stream.set_read_timeout(Some(left)).is_err() {
+            return false;
+        }
+        match stream.read(&mut buf[at..]) {
+            Ok(0) => return false,
+            Ok(n) => at += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A client sending one byte every 50 ms never finishes its 12-byte
+    /// header within a 300 ms deadline, though no single read waits long.
+    #[test]
+    fn a_trickling_client_misses_the_deadline() {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let client = std::thread::spawn(move || {
+            let mut c = TcpStream::connect(addr).expect("connect");
+            let end = Instant::now() + Duration::from_secs(10);
+            // Bounded: it stops once the server has closed, or after 10 s.
+            while Instant::now() < end && c.write_all(b"R").is_ok() {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        let (mut server, _) = listener.accept().expect("accept");
+        let started = Instant::now();
+        let mut header = [0u8; 12];
+        let deadline = started + Duration::from_millis(300);
+        assert!(!read_by(&mut server, &mut header, deadline));
+        assert!(started.elapsed() < Duration::from_secs(5));
+        drop(server);
+        client.join().expect("client");
+
+        // A whole header sent at once is read.
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let mut c = TcpStream::connect(addr).expect("connect");
+        c.write_all(b"ROUGHTIM\x00\x04\x00\x00").expect("write");
+        let (mut server, _) = listener.accept().expect("accept");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        assert!(read_by(&mut server, &mut header, deadline));
+        assert_eq!(&header[..8], MAGIC);
+    }
 
     #[test]
     fn one_client_holds_at_most_per_client_connections() {
