@@ -11,6 +11,7 @@ use anyhow::anyhow;
 use authtime_clock::{Announcement, Snapshot, SourceReading, announce};
 use authtime_server::Settings;
 use authtime_server::clock_source::SourceReader;
+use authtime_server::roughtime_worker::radius;
 use authtime_wire::LeapIndicator;
 use clap::Args;
 use serde_json::json;
@@ -39,7 +40,8 @@ pub const STATUS_HELP: &str = "Reads the clock-state source of the configuration
      `authtime serve` does every second, and prints what the server announces: leap indicator, \
      stratum, reference id, reference time, root delay and root dispersion, or UNSYNCHRONIZED with \
      the reason.\n\nExit codes: 0 synchronized, 3 unsynchronized (or the source cannot be read), \
-     2 bad usage or configuration. With --server, the running server is asked too (one plain \
+     2 bad usage or configuration. With a [roughtime] section, the radius the Roughtime server \
+     signs with this reading is shown too (none while unsynchronized). With --server, the running server is asked too (one plain \
      query) and what it announces is printed beside the reading; the exit code still follows \
      the reading.\n\nExamples:\n  authtime status\n  authtime status --config \
      /etc/authtime/authtime.toml --server 127.0.0.1 --json";
@@ -84,9 +86,17 @@ pub fn status(args: &StatusArgs, streams: &mut Streams<'_>) -> anyhow::Result<Ou
             error.as_deref(),
             &a,
             live.as_ref(),
+            settings.roughtime.as_ref().map(|rt| rt.max_radius),
         )?;
     } else {
         print_text(streams, &reader, &snapshot, error.as_deref(), &a)?;
+        if let Some(rt) = &settings.roughtime {
+            writeln!(
+                streams.stdout,
+                "roughtime: {}",
+                roughtime_text(&a, rt.max_radius)
+            )?;
+        }
         if let Some(live) = &live {
             writeln!(streams.stdout, "server:    {}: {}", live.target, live.text)?;
         }
@@ -220,6 +230,18 @@ fn print_text(
     Ok(())
 }
 
+/// What the `[roughtime]` server answers with this announcement: the radius
+/// it signs (the same computation as the server's), or why it stays silent.
+fn roughtime_text(a: &Announcement, max_radius: u32) -> String {
+    match radius(a) {
+        None => "no answers while the clock is unsynchronized".into(),
+        Some(r) if r > max_radius => {
+            format!("no answers: the radius would be {r} s, over max-radius {max_radius} s")
+        }
+        Some(r) => format!("answers with a radius of {r} s (max-radius {max_radius} s)"),
+    }
+}
+
 fn reference_time_text(a: &Announcement) -> String {
     let now = authtime_server::clock::now_unix();
     let t = a.reference_ts.to_unix_near(now.secs);
@@ -233,8 +255,17 @@ fn print_json(
     error: Option<&str>,
     a: &Announcement,
     live: Option<&Live>,
+    roughtime_max_radius: Option<u32>,
 ) -> anyhow::Result<()> {
     let now = authtime_server::clock::now_unix();
+    let roughtime = roughtime_max_radius.map(|max| {
+        let radius = radius(a);
+        json!({
+            "answers": radius.is_some_and(|r| r <= max),
+            "radius": radius,
+            "max_radius": max,
+        })
+    });
     let out = json!({
         "source": reader.kind().name(),
         "source_detail": reader.to_string(),
@@ -252,6 +283,7 @@ fn print_json(
             "root_dispersion": a.root_dispersion.as_seconds_f64(),
         },
         "server": live.map(|l| json!({ "address": l.target.to_string(), "reply": l.json })),
+        "roughtime": roughtime,
     });
     writeln!(streams.stdout, "{}", serde_json::to_string_pretty(&out)?)?;
     Ok(())

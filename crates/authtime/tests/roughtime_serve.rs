@@ -317,6 +317,55 @@ fn an_unsynchronized_clock_gets_no_roughtime_answer() {
         serve.metric("authtime_roughtime_responses_total{version=\"1\"}"),
         0
     );
+    // `authtime status` on the same configuration says so.
+    let config = dir.path("serve.toml").to_string_lossy().into_owned();
+    let status = authtime(&["status", "--config", &config]);
+    assert_eq!(status.status.code(), Some(3));
+    assert!(
+        text(&status.stdout).contains("roughtime: no answers while the clock is unsynchronized"),
+        "{}",
+        text(&status.stdout)
+    );
+}
+
+/// `authtime status` shows the radius the daemon signs for the same clock
+/// state, and the daemon answers with that radius; over `max-radius` it says
+/// the server stays silent.
+#[test]
+fn status_shows_the_radius_the_daemon_signs() {
+    let dir = TempDir::new("roughtime-status");
+    let (b64, _, _) = keygen(&dir);
+    let clock = "[clock]\nsource = \"static\"\nstratum = 1\nreference-id = \"GPS\"\n\
+                 root-delay = 0.4\nroot-dispersion = 1.5\n";
+    let (serve, addr) = serve(&dir, "long-term-key = \"lt.key\"\n", clock);
+    let config = dir.path("serve.toml").to_string_lossy().into_owned();
+    let status = authtime(&["status", "--config", &config, "--json"]);
+    assert!(status.status.success(), "{}", text(&status.stdout));
+    let doc: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    // 0.4 / 2 + 1.5 (+ its growth since the reading) + 0.5, rounded up.
+    assert_eq!(doc["roughtime"]["radius"], 3, "{doc}");
+    assert_eq!(doc["roughtime"]["answers"], true, "{doc}");
+    let out = query(addr, &b64, "1");
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("radius 3 s"), "{stdout}");
+    drop(serve);
+
+    let wide = dir.path("wide.toml");
+    std::fs::write(
+        &wide,
+        format!(
+            "[roughtime]\nlong-term-key = \"lt.key\"\nmax-radius = 10\n{}",
+            clock.replace("root-dispersion = 1.5", "root-dispersion = 12.0")
+        ),
+    )
+    .unwrap();
+    let status = authtime(&["status", "--config", &wide.to_string_lossy()]);
+    assert!(
+        text(&status.stdout)
+            .contains("roughtime: no answers: the radius would be 13 s, over max-radius 10 s"),
+        "{}",
+        text(&status.stdout)
+    );
 }
 
 #[test]
