@@ -58,7 +58,22 @@ pub struct RingKeeper {
 /// # Errors
 /// A bad location, or a KEK file that is missing, too open or malformed.
 pub fn open_key_store(nts: &NtsSettings) -> Result<Arc<dyn MasterKeyStore>, String> {
-    let store = open_store(&nts.store_location).map_err(|e| e.to_string())?;
+    open_sealed_at(&nts.store_location, nts, "NTS master keys")
+}
+
+/// The store at `location`, sealed under the key-encryption keys of `nts`
+/// when it has any (the KEK files are read here, refusing loosely protected
+/// ones). The NTS master keys and the Roughtime online key both use it.
+///
+/// # Errors
+/// A bad location, or a KEK file that is missing, too open or malformed.
+/// `what` names the content in the log line that says it is sealed.
+pub(crate) fn open_sealed_at(
+    location: &str,
+    nts: &NtsSettings,
+    what: &str,
+) -> Result<Arc<dyn MasterKeyStore>, String> {
+    let store = open_store(location).map_err(|e| e.to_string())?;
     let Some(sealing) = &nts.sealing else {
         return Ok(store);
     };
@@ -71,11 +86,10 @@ pub fn open_key_store(nts: &NtsSettings) -> Result<Arc<dyn MasterKeyStore>, Stri
     tracing::info!(
         current = %current.id(),
         accepted = ?accepted.iter().map(|k| k.id().to_string()).collect::<Vec<_>>(),
-        "NTS master keys sealed in the store under a key-encryption key"
+        "{what} sealed in the store under a key-encryption key"
     );
-    let key_name = store_key_name(&nts.store_location);
     Ok(Arc::new(
-        SealedStore::new(store, &key_name, current, accepted)
+        SealedStore::new(store, &store_key_name(location), current, accepted)
             .seal_plaintext(sealing.seal_plaintext),
     ))
 }

@@ -18,9 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, SystemTime};
 
-use authtime_keys::store::{
-    MasterKeyStore, SealedStore, open_store, read_kek_file, store_key_name,
-};
+use authtime_keys::store::MasterKeyStore;
 use authtime_roughtime::delegation_file::{Delegation, delegation_text, parse_delegation};
 use authtime_roughtime::request::srv_value;
 use authtime_roughtime::{OnlineKey, SigningKey};
@@ -133,21 +131,11 @@ pub fn roughtime_store_location(nts_location: &str) -> String {
 /// # Errors
 /// A bad location, or a KEK file that is missing, too open or malformed.
 pub fn open_roughtime_store(nts: &NtsSettings) -> Result<Arc<dyn MasterKeyStore>, String> {
-    let location = roughtime_store_location(&nts.store_location);
-    let store = open_store(&location).map_err(|e| e.to_string())?;
-    let Some(sealing) = &nts.sealing else {
-        return Ok(store);
-    };
-    let current = read_kek_file(&sealing.current).map_err(|e| e.to_string())?;
-    let accepted = sealing
-        .accepted
-        .iter()
-        .map(|p| read_kek_file(p).map_err(|e| e.to_string()))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Arc::new(
-        SealedStore::new(store, &store_key_name(&location), current, accepted)
-            .seal_plaintext(sealing.seal_plaintext),
-    ))
+    crate::nts_keys::open_sealed_at(
+        &roughtime_store_location(&nts.store_location),
+        nts,
+        "Roughtime online key",
+    )
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -547,7 +535,10 @@ mod tests {
         ] {
             assert_eq!(roughtime_store_location(nts), rt);
             // (A ca= file is read when the store is opened: not here.)
-            assert!(rt.contains("ca=") || open_store(rt).is_ok(), "{rt}");
+            assert!(
+                rt.contains("ca=") || authtime_keys::store::open_store(rt).is_ok(),
+                "{rt}"
+            );
         }
     }
 

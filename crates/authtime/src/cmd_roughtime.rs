@@ -13,10 +13,12 @@ use anyhow::{Context, anyhow, bail};
 use authtime_roughtime::Version;
 use authtime_roughtime::ecosystem::{decode_key, is_host_port};
 use clap::{Args, Subcommand, ValueEnum};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::cmd_roughtime_report::{VerifyReportArgs, utc};
-use crate::roughtime_client::{Answer, Target, ask_in_chain, load_server_list, version_name};
+use crate::roughtime_client::{
+    Answer, Target, ask_in_chain, load_server_list, servers_json, version_name,
+};
 use crate::{Outcome, Streams};
 
 /// `authtime roughtime ...`.
@@ -218,21 +220,8 @@ fn print_json(
     violation: Option<(&str, &str)>,
     report: Option<&str>,
 ) -> anyhow::Result<()> {
-    let servers: Vec<Value> = answers
-        .iter()
-        .map(|a| {
-            let address = a.address.map(|a| a.to_string());
-            match &a.result {
-                Ok((v, midpoint, radius)) => json!({
-                    "name": a.name, "address": address, "version": version_name(*v),
-                    "midpoint": midpoint, "midpoint_utc": utc(*midpoint), "radius": radius,
-                }),
-                Err(why) => json!({"name": a.name, "address": address, "error": why}),
-            }
-        })
-        .collect();
     let doc = json!({
-        "servers": servers,
+        "servers": servers_json(answers),
         "agreed": agreed.map(|(lo, hi)| json!({
             "earliest": lo, "latest": hi, "earliest_utc": utc(lo), "latest_utc": utc(hi),
         })),

@@ -18,7 +18,7 @@ use crate::Outcome;
 use crate::cli::QueryArgs;
 use crate::cmd_roughtime_report::utc;
 use crate::rfc3339_input::parse_utc;
-use crate::roughtime_client::{Answer, ask_in_chain, load_server_list, version_name};
+use crate::roughtime_client::{Answer, ask_in_chain, load_server_list, servers_json};
 
 /// Resends of an unanswered Roughtime request.
 const ROUGHTIME_RETRIES: u32 = 1;
@@ -240,22 +240,6 @@ fn outcome_reason(outcome: &Outcome) -> &str {
         | Outcome::Malfeasance(r)
         | Outcome::NoQuorum(r) => r,
     }
-}
-
-fn servers_json(answers: &[Answer]) -> Vec<Value> {
-    answers
-        .iter()
-        .map(|a| {
-            let address = a.address.map(|a| a.to_string());
-            match &a.result {
-                Ok((v, midpoint, radius)) => json!({
-                    "name": a.name, "address": address, "version": version_name(*v),
-                    "midpoint": midpoint, "midpoint_utc": utc(*midpoint), "radius": radius,
-                }),
-                Err(why) => json!({"name": a.name, "address": address, "error": why}),
-            }
-        })
-        .collect()
 }
 
 /// One line per Roughtime server of a report, on standard error.

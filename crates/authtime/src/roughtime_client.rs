@@ -147,3 +147,22 @@ pub(crate) fn version_name(v: Version) -> &'static str {
         Version::Draft12 => "draft-0x8000000c",
     }
 }
+
+/// Each server's answer (version, midpoint, radius) or failure, as `--json`
+/// prints it in `authtime roughtime query` and `authtime query --nts`.
+pub(crate) fn servers_json(answers: &[Answer]) -> Vec<serde_json::Value> {
+    use crate::cmd_roughtime_report::utc;
+    answers
+        .iter()
+        .map(|a| {
+            let address = a.address.map(|a| a.to_string());
+            match &a.result {
+                Ok((v, midpoint, radius)) => serde_json::json!({
+                    "name": a.name, "address": address, "version": version_name(*v),
+                    "midpoint": midpoint, "midpoint_utc": utc(*midpoint), "radius": radius,
+                }),
+                Err(why) => serde_json::json!({"name": a.name, "address": address, "error": why}),
+            }
+        })
+        .collect()
+}
