@@ -31,7 +31,7 @@ use authtime_roughtime::{
     verify_response,
 };
 use roughenough_support::{
-    ClientRun, Server, install, now_secs, parse_13_time, random, spawn_client,
+    Server, assert_22_verified, install, now_secs, parse_13_time, random, spawn_client,
 };
 
 /// How far a midpoint may be from the host clock: both ends read the same
@@ -320,31 +320,16 @@ fn client_22(port: u16, key: &[u8; 32], protocol: &str) -> roughenough_support::
     )
 }
 
-/// Checks a 2.2 client run: exit 0 and `INFO roughenough_client: EPOCH (+/-1s)`.
-fn assert_22_verified(run: &ClientRun, what: &str) {
-    assert!(
-        run.status.is_some_and(|s| s.success()),
-        "{what}: roughenough_client failed: {run:?}"
-    );
-    let line = run
-        .stdout
-        .lines()
-        .find_map(|l| l.split("roughenough_client: ").nth(1))
-        .unwrap_or_else(|| panic!("{what}: no time in {run:?}"));
-    let (epoch, radius) = line
-        .trim()
-        .split_once(' ')
-        .unwrap_or_else(|| panic!("{what}: {line}"));
-    assert_near_now(epoch.parse().unwrap(), what);
-    assert_eq!(radius, format!("(+/-{TEST_RADIUS}s)"), "{what}: {line}");
-}
-
 #[test]
 fn roughenough_clients_verify_authtime_single_responses() {
     let server = AuthtimeServer::start(Duration::ZERO, 1);
     for protocol in ["1", "19"] {
         let run = client_22(server.port, &server.public_key, protocol).finish(CLIENT_LIMIT);
-        assert_22_verified(&run, &format!("roughenough 2.2 client -P {protocol}"));
+        assert_22_verified(
+            &run,
+            TEST_RADIUS,
+            &format!("roughenough 2.2 client -P {protocol}"),
+        );
     }
     let program = install().bin13.join("roughenough-client");
     let (key, port) = (hex::encode(server.public_key), server.port.to_string());
@@ -394,7 +379,11 @@ fn roughenough_22_client_verifies_authtime_batches() {
                 .collect();
             for (i, client) in pending.into_iter().enumerate() {
                 let run = client.finish(CLIENT_LIMIT);
-                assert_22_verified(&run, &format!("2.2 client -P {protocol} #{i} of a batch"));
+                assert_22_verified(
+                    &run,
+                    TEST_RADIUS,
+                    &format!("2.2 client -P {protocol} #{i} of a batch"),
+                );
             }
             let batches = server.batches();
             eprintln!("-P {protocol}: batch sizes {batches:?}");

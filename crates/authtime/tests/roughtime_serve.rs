@@ -148,21 +148,7 @@ fn authtime_and_roughenough_clients_get_verified_time_over_udp_and_tcp() {
             ],
         )
         .finish(CLIENT_LIMIT);
-        assert!(
-            run.status.is_some_and(|s| s.success()),
-            "-P {protocol}: {run:?}"
-        );
-        let line = run
-            .stdout
-            .lines()
-            .find_map(|l| l.split("roughenough_client: ").nth(1))
-            .unwrap_or_else(|| panic!("-P {protocol}: {run:?}"));
-        let (epoch, radius) = line.trim().split_once(' ').unwrap();
-        assert!(
-            epoch.parse::<u64>().unwrap().abs_diff(now_secs()) <= 5,
-            "{line}"
-        );
-        assert_eq!(radius, "(+/-1s)", "{line}");
+        roughenough_support::assert_22_verified(&run, 1, &format!("-P {protocol}"));
         interop::proven(Row {
             peer: &format!("roughenough {}", install.version22),
             direction: Direction::PeerToAuthtime,

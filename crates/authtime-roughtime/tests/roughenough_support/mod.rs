@@ -332,3 +332,30 @@ pub(crate) fn parse_13_time(text: &str) -> Option<u64> {
     let days = era * 146_097 + doe - 719_468;
     u64::try_from(days * 86_400 + h * 3600 + m * 60 + s).ok()
 }
+
+/// Checks a 2.2 client run made with `--epoch` (or `-f %s`): exit 0 and a
+/// line `roughenough_client: EPOCH (+/-RADIUSs)` with EPOCH within 5 s of the
+/// host clock and the expected radius.
+pub(crate) fn assert_22_verified(run: &ClientRun, radius_s: u32, what: &str) {
+    assert!(
+        run.status.is_some_and(|s| s.success()),
+        "{what}: roughenough_client failed: {run:?}"
+    );
+    let line = run
+        .stdout
+        .lines()
+        .find_map(|l| l.split("roughenough_client: ").nth(1))
+        .unwrap_or_else(|| panic!("{what}: no time in {run:?}"));
+    let (epoch, radius) = line
+        .trim()
+        .split_once(' ')
+        .unwrap_or_else(|| panic!("{what}: {line}"));
+    let epoch: u64 = epoch
+        .parse()
+        .unwrap_or_else(|_| panic!("{what}: no epoch in {line}"));
+    assert!(
+        epoch.abs_diff(now_secs()) <= 5,
+        "{what}: {epoch} is not the host's time: {line}"
+    );
+    assert_eq!(radius, format!("(+/-{radius_s}s)"), "{what}: {line}");
+}
