@@ -75,7 +75,7 @@ members = ["."]
 libfuzzer-sys = "0.4"
 hex = "0.4.3"
 TOML
-        for crate in wire mac keys proto nts ntske tesla server clock roughtime; do
+        for crate in wire mac keys proto nts ntske tesla server clock roughtime packet-io; do
             echo "authtime-$crate = { path = \"$root/crates/authtime-$crate\" }"
         done
         echo

@@ -25,7 +25,6 @@ pub mod plot;
 pub mod rate;
 pub mod report;
 pub mod roughtime_lab_server;
-pub mod rx_timestamp;
 pub mod section_mac;
 pub mod section_ntp;
 pub mod section_nts;

@@ -588,7 +588,7 @@ fn udp_socket(target: SocketAddr) -> Result<std::net::UdpSocket, String> {
     s.bind(&local.into())
         .map_err(|e| format!("cannot bind {local}: {e}"))?;
     // Without stamps the round trip ends when the reply is read instead.
-    let _ = crate::rx_timestamp::enable(&s);
+    let _ = authtime_packet_io::enable_timestamps(&s, false);
     s.connect(&target.into())
         .map_err(|e| format!("cannot reach {target}: {e}"))?;
     s.set_nonblocking(true).map_err(|e| e.to_string())?;
@@ -751,10 +751,10 @@ async fn receive(
         // Everything queued, each reply timed by the kernel's arrival stamp.
         loop {
             let got = socket.try_io(tokio::io::Interest::READABLE, || {
-                crate::rx_timestamp::recv(&*socket, &mut buf)
+                authtime_packet_io::recv_one(&*socket, &mut buf, false)
             });
             let (n, stamp) = match got {
-                Ok(got) => got,
+                Ok(got) => (got.len, got.stamp.map(system_time)),
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 // An ICMP port unreachable for an earlier request.
                 Err(_) => {
@@ -893,6 +893,14 @@ pub fn cdf_points(p: &Percentiles, points: usize) -> Vec<(f64, f64)> {
             (f64::from(s[idx.min(s.len() - 1)]), q)
         })
         .collect()
+}
+
+
+/// A kernel timestamp as a `SystemTime`; a stamp before 1970 (never seen) is
+/// taken as 1970.
+fn system_time(stamp: authtime_packet_io::Stamp) -> std::time::SystemTime {
+    let secs = u64::try_from(stamp.secs).unwrap_or(0);
+    std::time::UNIX_EPOCH + Duration::new(secs, stamp.nanos)
 }
 
 #[cfg(test)]

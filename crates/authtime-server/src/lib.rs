@@ -53,11 +53,6 @@ mod key_store;
 pub mod logging;
 pub mod metrics;
 mod metrics_http;
-#[expect(
-    unsafe_code,
-    reason = "recvmmsg, sendmmsg and control messages are FFI; each block has a SAFETY comment"
-)]
-mod mmsg;
 mod nts_ke;
 pub mod nts_keys;
 mod nts_worker;

@@ -23,7 +23,7 @@ use crate::roughtime_metrics::Refusal;
 use crate::roughtime_worker::{RoughtimeShared, answer_requests};
 
 /// The largest request frame, header included (as the UDP receive buffer).
-pub(crate) const MAX_FRAME: usize = crate::mmsg::DATAGRAM_LEN;
+pub(crate) const MAX_FRAME: usize = authtime_packet_io::DATAGRAM_LEN;
 
 const MAGIC: &[u8; 8] = b"ROUGHTIM";
 

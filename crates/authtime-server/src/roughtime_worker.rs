@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use authtime_clock::Announcement;
+use authtime_packet_io::{RecvBatch, SendBatch};
 use authtime_proto::RateVerdict;
 use authtime_roughtime::request::MIN_REQUEST_PACKET;
 use authtime_roughtime::{BatchTime, parse_request, respond_batch};
@@ -22,7 +23,6 @@ use crate::access::AccessList;
 use crate::client_limiter::ClientLimiter;
 use crate::clock;
 use crate::clock_state::{ClockState, ClockView};
-use crate::mmsg::{RecvBatch, SendBatch};
 use crate::roughtime_keys::RoughtimeKeys;
 use crate::roughtime_metrics::{Refusal, RoughtimeMetrics};
 

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::mmsg::enable_receive_timestamps;
 
 /// How long a worker waits in `recvmmsg` before it looks at the stop flag.
 pub(crate) const RECEIVE_TIMEOUT: Duration = Duration::from_millis(100);
@@ -44,7 +43,7 @@ pub(crate) fn bind_group(
         if let Some(local) = socket.local_addr()?.as_socket() {
             bound = local;
         }
-        timestamps &= enable_receive_timestamps(&socket).is_ok();
+        timestamps &= authtime_packet_io::enable_timestamps(&socket, false).receive;
         sockets.push(UdpSocket::from(socket));
     }
     Ok((bound, sockets, timestamps))

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use authtime_packet_io::{BATCH, DATAGRAM_LEN, RecvBatch, SendBatch};
 use authtime_proto::{BatchItem, RateVerdict, Server, ServerAction};
 use authtime_wire::NtpTimestamp;
 
@@ -17,7 +18,6 @@ use crate::clock_state::{self, ClockState, ClockView};
 use crate::config_clock::UnsyncPolicy;
 use crate::key_store::{KeyStore, KeyView};
 use crate::metrics::{StatsSink, WorkerCounters, daemon_drop, lock};
-use crate::mmsg::{BATCH, DATAGRAM_LEN, RecvBatch, SendBatch};
 use crate::nts_keys::unix_now;
 use crate::nts_worker::{self, NtsShared, RandomPool, is_nts_request};
 
@@ -128,8 +128,8 @@ fn answer(
     for i in 0..n {
         let d = rx.datagram(i);
         let recv_ts = d
-            .kernel_time
-            .map_or(received_at, |(s, ns)| clock::from_realtime(s, ns));
+            .stamp
+            .map_or(received_at, |s| clock::from_realtime(s.secs, s.nanos));
         if d.truncated {
             stats.counters.drop_before_server(daemon_drop::TOO_LARGE);
             continue;
