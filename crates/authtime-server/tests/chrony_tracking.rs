@@ -22,7 +22,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use authtime_clock::chrony_cmd::{ChronyLeap, Tracking};
 use authtime_clock::{SourceReading, UnsyncCause};
-use authtime_server::chrony_client::{ChronyClientErrorKind, ChronyEndpoint, query_tracking};
+use authtime_server::clock::chrony_client::{
+    ChronyClientErrorKind, ChronyEndpoint, query_tracking,
+};
 use authtime_wire::{ReferenceId, UnixTime};
 
 /// Longest wait for anything chronyd does.

@@ -6,7 +6,7 @@
 use authtime_clock::{Announcement, UnsyncCause};
 use authtime_keys::KeySet;
 use authtime_proto::{NoStats, Server, ServerAction, ServerConfig};
-use authtime_server::clock_state::apply;
+use authtime_server::clock::state::apply;
 use authtime_wire::NtpTimestamp;
 
 /// chronyd 4.3 (no source, `-x`, Debian 12), captured on loopback on

@@ -19,8 +19,8 @@ use authtime_broadcast::{
     Reference, Rejection, ServeLoopError, ServeStatus, bootstrap_until, run_server, server_params,
     unix_time,
 };
-use authtime_server::clock_state::ClockState;
-use authtime_server::config_clock::ClockSettings;
+use authtime_server::clock::state::ClockState;
+use authtime_server::config::clock::ClockSettings;
 use authtime_sign::{SigningKey, VerifyingKey};
 use authtime_tesla::{ReceiverConfig, Sender};
 use serde_json::json;
@@ -70,7 +70,7 @@ pub fn serve(args: &BroadcastServeArgs, streams: &mut Streams<'_>) -> anyhow::Re
     };
     let stop = Arc::new(AtomicBool::new(false));
     let (clock, refresher) =
-        authtime_server::clock_state::start_refresher(&clock_settings, Arc::clone(&stop))
+        authtime_server::clock::state::start_refresher(&clock_settings, Arc::clone(&stop))
             .map_err(|e| anyhow!("clock source: {e}"))?;
     let local_sync = sync
         .local_addr()

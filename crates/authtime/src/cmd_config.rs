@@ -5,18 +5,18 @@ use std::path::Path;
 
 use anyhow::{Context as _, anyhow};
 use authtime_server::Settings;
-use authtime_server::config_location::locate;
+use authtime_server::config::location::locate;
 
 use crate::{Outcome, Streams, cli::ConfigCheckArgs};
 
-pub use authtime_server::config_file::ConfigProblems;
+pub use authtime_server::config::file::ConfigProblems;
 
 /// Reads, parses and validates the configuration file at `path`.
 ///
 /// # Errors
 /// The file cannot be read (an error), or it has problems ([`ConfigProblems`]).
 pub fn read_settings(path: &Path) -> anyhow::Result<Result<Settings, ConfigProblems>> {
-    authtime_server::config_file::read_settings(path).with_context(|| format!("{}", path.display()))
+    authtime_server::config::file::read_settings(path).with_context(|| format!("{}", path.display()))
 }
 
 /// Checks a configuration file and the key file it names: prints `ok`, or
@@ -76,8 +76,8 @@ fn check_nts_certificate(config: &Path, settings: &Settings) -> Vec<String> {
 /// Reads the Roughtime long-term key or delegation as the server would
 /// (permissions, format, certificates); a failure becomes a problem.
 fn check_roughtime_keys(config: &Path, settings: &Settings) -> Vec<String> {
-    use authtime_server::config_roughtime::RoughtimeKeySource;
-    use authtime_server::roughtime_key_files::{read_delegation, read_long_term_key};
+    use authtime_server::config::roughtime::RoughtimeKeySource;
+    use authtime_server::roughtime::key_files::{read_delegation, read_long_term_key};
     let Some(rt) = &settings.roughtime else {
         return Vec::new();
     };

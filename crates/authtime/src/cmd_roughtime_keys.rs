@@ -2,7 +2,7 @@
 //! of a Roughtime server (`[roughtime] long-term-key` and `delegation` of
 //! the daemon's configuration). The text forms are
 //! `authtime_roughtime::delegation_file`'s; the files are written by
-//! `authtime_server::roughtime_key_files` (mode 0600, never overwriting).
+//! `authtime_server::roughtime::key_files` (mode 0600, never overwriting).
 
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -10,7 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{Context as _, anyhow, bail};
 use authtime_roughtime::delegation_file::{delegation_text, seed_text};
 use authtime_roughtime::{OnlineKey, SigningKey};
-use authtime_server::roughtime_key_files::{create_private_file, read_long_term_key};
+use authtime_server::roughtime::key_files::{create_private_file, read_long_term_key};
 use base64::Engine as _;
 use clap::Args;
 
@@ -207,7 +207,7 @@ mod tests {
             out: dir.join("d"),
         };
         delegate(&d, &mut streams(&mut Vec::new(), &mut Vec::new())).expect("delegate");
-        let back = authtime_server::roughtime_key_files::read_delegation(&d.out).expect("reads");
+        let back = authtime_server::roughtime::key_files::read_delegation(&d.out).expect("reads");
         assert_eq!(back.long_term_public, public);
         let (mint, maxt) = back.key.window();
         assert_eq!(maxt - mint, 3600 + 300);

@@ -1,7 +1,7 @@
 //! `authtime serve`: the NTP server, until SIGTERM or SIGINT.
 
 use anyhow::anyhow;
-use authtime_server::config_file::{Overrides, settings_for_serve};
+use authtime_server::config::file::{Overrides, settings_for_serve};
 
 use crate::{Outcome, Streams, cli::ServeArgs};
 
@@ -24,10 +24,10 @@ pub fn serve(args: &ServeArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outc
     };
     let settings =
         settings_for_serve(args.config.as_deref(), &overrides).map_err(|e| anyhow!(e))?;
-    authtime_server::foreground::init_logging(settings.log_level, settings.log_format);
-    authtime_server::foreground::serve_in_foreground(
+    authtime_server::daemon::foreground::init_logging(settings.log_level, settings.log_format);
+    authtime_server::daemon::foreground::serve_in_foreground(
         &settings,
-        authtime_server::foreground::Identity::Keep,
+        authtime_server::daemon::foreground::Identity::Keep,
         streams.stdout,
     )
     .map_err(|e| anyhow!(e))?;

@@ -6,7 +6,7 @@
 //! keys and certificates on SIGHUP and stops on SIGTERM or SIGINT.
 //!
 //! Started as root, it switches to an unprivileged user once its sockets are
-//! bound (`authtime_server::privileges`).
+//! bound (`authtime_server::daemon::privileges`).
 //!
 //! Exit codes: 0 stopped by a signal, 2 bad usage or configuration, 1 the
 //! server could not start (an address in use, port 123 without privileges,
@@ -15,7 +15,7 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use authtime_server::config_file::{Overrides, settings_for_serve};
+use authtime_server::config::file::{Overrides, settings_for_serve};
 use authtimed::args::Args;
 use clap::Parser;
 
@@ -38,10 +38,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    authtime_server::foreground::init_logging(settings.log_level, settings.log_format);
-    match authtime_server::foreground::serve_in_foreground(
+    authtime_server::daemon::foreground::init_logging(settings.log_level, settings.log_format);
+    match authtime_server::daemon::foreground::serve_in_foreground(
         &settings,
-        authtime_server::foreground::Identity::Switch,
+        authtime_server::daemon::foreground::Identity::Switch,
         &mut std::io::stdout(),
     ) {
         Ok(()) => ExitCode::SUCCESS,

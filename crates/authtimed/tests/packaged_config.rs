@@ -25,7 +25,7 @@ fn the_packaged_configuration_is_valid_and_serves_port_123_without_nts() {
     assert_eq!(settings.run_as.user(), "authtime");
     assert_eq!(
         settings.log_format,
-        authtime_server::logging::LogFormat::Auto
+        authtime_server::daemon::logging::LogFormat::Auto
     );
 }
 

@@ -6,12 +6,12 @@ use std::io::Write;
 
 use crate::{Running, Settings, Signals, start};
 
-pub use crate::logging::init_logging;
+pub use crate::daemon::logging::init_logging;
 
 /// Whether to switch to the configured user once the sockets are bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Identity {
-    /// `authtimed`: switch as `[daemon]` says (see [`crate::privileges`]).
+    /// `authtimed`: switch as `[daemon]` says (see [`crate::daemon::privileges`]).
     Switch,
     /// `authtime serve`: keep the identity it was started with.
     Keep,
@@ -46,7 +46,7 @@ pub fn serve_in_foreground(
             summary.insert(0, describe_switch(&switch));
         }
         None => {
-            if crate::privileges::running_as_root() {
+            if crate::daemon::privileges::running_as_root() {
                 summary.insert(
                     0,
                     "running as root (authtimed would switch to an unprivileged user)".into(),
@@ -59,7 +59,7 @@ pub fn serve_in_foreground(
     }
     let _ = out.flush();
     let status = summary.last().cloned().unwrap_or_default();
-    match crate::systemd_notify::notify(&format!("READY=1\nSTATUS={status}")) {
+    match crate::daemon::systemd_notify::notify(&format!("READY=1\nSTATUS={status}")) {
         Ok(true) => tracing::info!("told systemd the server is ready"),
         Ok(false) => {}
         Err(e) => tracing::warn!(error = %e, "cannot notify systemd (NOTIFY_SOCKET)"),
@@ -93,8 +93,8 @@ fn files_used(settings: &Settings) -> (Vec<std::path::PathBuf>, Vec<std::path::P
 }
 
 /// The first line printed: who the server runs as.
-fn describe_switch(switch: &crate::privileges::Switch) -> String {
-    use crate::privileges::Switch;
+fn describe_switch(switch: &crate::daemon::privileges::Switch) -> String {
+    use crate::daemon::privileges::Switch;
     match switch {
         Switch::Switched {
             user,

@@ -19,8 +19,8 @@ use authtime_clock::{
 use authtime_proto::ServerConfig;
 use authtime_wire::UnixTime;
 
-use crate::clock_source::SourceReader;
-use crate::config_clock::{ClockSettings, UnsyncPolicy};
+use crate::clock::source::SourceReader;
+use crate::config::clock::{ClockSettings, UnsyncPolicy};
 use crate::metrics::lock;
 
 /// Read failures are logged at most this often.
@@ -323,7 +323,7 @@ mod tests {
     use authtime_wire::{LeapIndicator, ReferenceId};
 
     use super::*;
-    use crate::config_clock::StaticClock;
+    use crate::config::clock::StaticClock;
 
     fn static_reader(stratum: u8) -> SourceReader {
         SourceReader::Static {

@@ -1,6 +1,14 @@
 //! The daemon's only time source: the system clock, read here and passed to
 //! the sans-IO server as timestamps.
 
+pub mod chrony_client;
+#[expect(
+    unsafe_code,
+    reason = "adjtimex is FFI; each block has a SAFETY comment"
+)]
+pub mod source;
+pub mod state;
+
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use authtime_wire::NtpTimestamp;

@@ -7,6 +7,8 @@
 //! values (MAC failures are labelled by key id only for configured keys;
 //! unknown ids share one label).
 
+pub(crate) mod http;
+
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};

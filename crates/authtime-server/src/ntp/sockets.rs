@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use socket2::{Domain, Protocol, Socket, Type};
 
-
 /// How long a worker waits in `recvmmsg` before it looks at the stop flag.
 pub(crate) const RECEIVE_TIMEOUT: Duration = Duration::from_millis(100);
 

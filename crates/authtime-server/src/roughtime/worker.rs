@@ -19,12 +19,12 @@ use authtime_roughtime::request::MIN_REQUEST_PACKET;
 use authtime_roughtime::{BatchTime, parse_request, respond_batch};
 use authtime_wire::UnixTime;
 
-use crate::access::AccessList;
-use crate::client_limiter::ClientLimiter;
+use crate::admission::access::AccessList;
+use crate::admission::client_limiter::ClientLimiter;
 use crate::clock;
-use crate::clock_state::{ClockState, ClockView};
-use crate::roughtime_keys::RoughtimeKeys;
-use crate::roughtime_metrics::{Refusal, RoughtimeMetrics};
+use crate::clock::state::{ClockState, ClockView};
+use crate::roughtime::keys::RoughtimeKeys;
+use crate::roughtime::metrics::{Refusal, RoughtimeMetrics};
 
 /// What the UDP workers and the TCP connections share.
 #[derive(Debug)]

@@ -24,10 +24,10 @@ use authtime_roughtime::request::srv_value;
 use authtime_roughtime::{OnlineKey, SigningKey};
 
 use crate::config::NtsSettings;
-use crate::config_roughtime::{RoughtimeKeySource, RoughtimeSettings};
-use crate::nts_keys::unix_now;
-use crate::roughtime_key_files::{read_delegation, read_long_term_key};
-use crate::roughtime_metrics::RoughtimeMetrics;
+use crate::config::roughtime::{RoughtimeKeySource, RoughtimeSettings};
+use crate::nts::keys::unix_now;
+use crate::roughtime::key_files::{read_delegation, read_long_term_key};
+use crate::roughtime::metrics::RoughtimeMetrics;
 
 /// MINT is set this far before the moment a key is made (at most).
 const MINT_SKEW: u64 = 300;
@@ -131,7 +131,7 @@ pub fn roughtime_store_location(nts_location: &str) -> String {
 /// # Errors
 /// A bad location, or a KEK file that is missing, too open or malformed.
 pub fn open_roughtime_store(nts: &NtsSettings) -> Result<Arc<dyn MasterKeyStore>, String> {
-    crate::nts_keys::open_sealed_at(
+    crate::nts::keys::open_sealed_at(
         &roughtime_store_location(&nts.store_location),
         nts,
         "Roughtime online key",
@@ -483,7 +483,7 @@ mod tests {
     use authtime_roughtime::delegation_file::seed_text;
 
     use super::*;
-    use crate::roughtime_key_files::create_private_file;
+    use crate::roughtime::key_files::create_private_file;
 
     fn scratch(name: &str) -> PathBuf {
         let dir =

@@ -7,17 +7,18 @@ use std::sync::atomic::AtomicBool;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::access::AccessList;
-use crate::client_limiter::ClientLimiter;
-use crate::clock_state::ClockState;
+use crate::admission::access::AccessList;
+use crate::admission::client_limiter::ClientLimiter;
+use crate::clock::state::ClockState;
 use crate::config::NtsSettings;
-use crate::config_roughtime::RoughtimeSettings;
+use crate::config::roughtime::RoughtimeSettings;
 use crate::metrics::Metrics;
-use crate::nts_keys::unix_now;
-use crate::roughtime_keys::{RoughtimeKeys, open_roughtime_store};
-use crate::roughtime_metrics::RoughtimeMetrics;
-use crate::roughtime_worker::{self, RoughtimeShared};
-use crate::{roughtime_tcp, sockets};
+use crate::ntp::sockets;
+use crate::nts::keys::unix_now;
+use crate::roughtime::keys::{RoughtimeKeys, open_roughtime_store};
+use crate::roughtime::metrics::RoughtimeMetrics;
+use crate::roughtime::tcp as roughtime_tcp;
+use crate::roughtime::worker::{self as roughtime_worker, RoughtimeShared};
 
 /// A running Roughtime server.
 #[derive(Debug)]
@@ -52,7 +53,7 @@ pub(crate) fn start(
         Some(nts)
             if matches!(
                 settings.keys,
-                crate::config_roughtime::RoughtimeKeySource::LongTerm(_)
+                crate::config::roughtime::RoughtimeKeySource::LongTerm(_)
             ) =>
         {
             Some(open_roughtime_store(nts)?)

@@ -11,15 +11,15 @@ use authtime_packet_io::{BATCH, DATAGRAM_LEN, RecvBatch, SendBatch};
 use authtime_proto::{BatchItem, RateVerdict, Server, ServerAction};
 use authtime_wire::NtpTimestamp;
 
-use crate::access::AccessList;
-use crate::client_limiter::ClientLimiter;
+use crate::admission::access::AccessList;
+use crate::admission::client_limiter::ClientLimiter;
 use crate::clock;
-use crate::clock_state::{self, ClockState, ClockView};
-use crate::config_clock::UnsyncPolicy;
-use crate::key_store::{KeyStore, KeyView};
+use crate::clock::state::{self as clock_state, ClockState, ClockView};
+use crate::config::clock::UnsyncPolicy;
 use crate::metrics::{StatsSink, WorkerCounters, daemon_drop, lock};
-use crate::nts_keys::unix_now;
-use crate::nts_worker::{self, NtsShared, RandomPool, is_nts_request};
+use crate::ntp::key_store::{KeyStore, KeyView};
+use crate::ntp::nts_reply::{self as nts_worker, NtsShared, RandomPool, is_nts_request};
+use crate::nts::keys::unix_now;
 
 /// What every worker shares.
 #[derive(Debug)]

@@ -4,7 +4,12 @@
 //! Parsing is strict (`deny_unknown_fields`, kebab-case keys); every value has
 //! an explicit default, so an empty file is the default configuration.
 //! Validation reports every problem at once, each with the dotted path of the
-//! value (`ntp.listen[1]`) that [`crate::config_location`] maps to a line.
+//! value (`ntp.listen[1]`) that [`crate::config::location`] maps to a line.
+
+pub mod clock;
+pub mod file;
+pub mod location;
+pub mod roughtime;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -14,8 +19,8 @@ use authtime_ntske::ClientLimitConfig;
 use authtime_proto::{AuthFailurePolicy, RateLimitConfig, ServerConfig};
 use serde::Deserialize;
 
-use crate::access::AccessList;
-use crate::config_clock::{ClockSection, ClockSettings};
+use crate::admission::access::AccessList;
+use crate::config::clock::{ClockSection, ClockSettings};
 
 /// The standard NTP port, which the default configuration serves.
 pub const NTP_PORT: u16 = 123;
@@ -49,7 +54,7 @@ pub struct ConfigFile {
     /// `[nts-ke]` section) = NTS-protected NTP is served.
     pub keystore: Option<KeystoreSection>,
     /// `[roughtime]`: the Roughtime server; present = enabled.
-    pub roughtime: Option<crate::config_roughtime::RoughtimeSection>,
+    pub roughtime: Option<crate::config::roughtime::RoughtimeSection>,
 }
 
 /// The standard NTS-KE port (RFC 8915 section 4).
@@ -396,13 +401,13 @@ pub struct Settings {
     /// Most verbose log level shown.
     pub log_level: tracing::Level,
     /// How log lines are written.
-    pub log_format: crate::logging::LogFormat,
+    pub log_format: crate::daemon::logging::LogFormat,
     /// Who `authtimed` runs as once its sockets are bound.
-    pub run_as: crate::privileges::RunAs,
+    pub run_as: crate::daemon::privileges::RunAs,
     /// NTS, when a `[keystore]` or `[nts-ke]` section is present.
     pub nts: Option<NtsSettings>,
     /// Roughtime, when a `[roughtime]` section is present.
-    pub roughtime: Option<crate::config_roughtime::RoughtimeSettings>,
+    pub roughtime: Option<crate::config::roughtime::RoughtimeSettings>,
 }
 
 impl Default for Settings {
@@ -487,16 +492,16 @@ impl ConfigFile {
         });
         let log_format = self.log.format.parse().unwrap_or_else(|message| {
             problems.push(Problem::new("log.format", message));
-            crate::logging::LogFormat::Auto
+            crate::daemon::logging::LogFormat::Auto
         });
-        let run_as = crate::privileges::RunAs::new(
+        let run_as = crate::daemon::privileges::RunAs::new(
             self.daemon.user.clone(),
             self.daemon.group.clone(),
             self.daemon.allow_root,
         )
         .unwrap_or_else(|(key, message)| {
             problems.push(Problem::new(format!("daemon.{key}"), message));
-            crate::privileges::RunAs::default()
+            crate::daemon::privileges::RunAs::default()
         });
         let nts = self.validate_nts(config_dir, &mut problems);
         let roughtime = self.roughtime.as_ref().and_then(|section| {
@@ -979,7 +984,7 @@ fn validate_access(section: &AccessSection, problems: &mut Vec<Problem>) -> Acce
     let mut parse_all = |key: &str, list: &[String]| {
         let mut nets = Vec::new();
         for (i, text) in list.iter().enumerate() {
-            match crate::access::parse_network(text) {
+            match crate::admission::access::parse_network(text) {
                 Ok(net) => nets.push(net),
                 Err(message) => problems.push(Problem::new(format!("access.{key}[{i}]"), message)),
             }
@@ -1033,8 +1038,11 @@ mod tests {
         assert_eq!(settings.rate_limit, Some(RateLimitConfig::default()));
         assert_eq!(settings.server, ServerConfig::default());
         assert_eq!(Settings::default().listen, settings.listen);
-        assert_eq!(settings.log_format, crate::logging::LogFormat::Auto);
-        assert_eq!(settings.run_as.user(), crate::privileges::DEFAULT_USER);
+        assert_eq!(settings.log_format, crate::daemon::logging::LogFormat::Auto);
+        assert_eq!(
+            settings.run_as.user(),
+            crate::daemon::privileges::DEFAULT_USER
+        );
     }
 
     #[test]

@@ -1,6 +1,20 @@
 //! Starting and stopping the server: keys, sockets, worker threads, the
 //! metrics endpoint, and the signals that reload keys or stop it all.
 
+pub mod foreground;
+pub mod logging;
+#[expect(
+    unsafe_code,
+    reason = "getpwnam_r, setgroups, setgid and setuid are FFI; each block has a SAFETY comment"
+)]
+pub mod privileges;
+pub mod systemd_notify;
+#[expect(
+    unsafe_code,
+    reason = "setpriority is FFI; each block has a SAFETY comment"
+)]
+pub(crate) mod thread_priority;
+
 use std::fmt;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -13,16 +27,17 @@ use authtime_keys::{KeyFileError, KeyFileWarning};
 use authtime_proto::Server;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
-use crate::client_limiter::ClientLimiter;
-use crate::clock_state::ClockState;
+use crate::admission::client_limiter::ClientLimiter;
+use crate::clock::state::ClockState;
 use crate::config::{NtsSettings, Settings};
-use crate::key_store::KeyStore;
 use crate::metrics::Metrics;
+use crate::metrics::http as metrics_http;
 use crate::metrics::write_family;
-use crate::nts_keys::RingKeeper;
-use crate::nts_worker::NtsShared;
-use crate::worker::{self, Shared};
-use crate::{metrics_http, sockets};
+use crate::ntp::key_store::KeyStore;
+use crate::ntp::nts_reply::NtsShared;
+use crate::ntp::sockets;
+use crate::ntp::worker::{self, Shared};
+use crate::nts::keys::RingKeeper;
 use authtime_nts::{NtsServer, RotationPolicy};
 
 /// Why the server did not start.
@@ -109,7 +124,7 @@ pub struct Running {
     keys: Arc<KeyStore>,
     metrics: Arc<Metrics>,
     nts_keys: Option<Arc<RingKeeper>>,
-    nts_ke: Option<crate::nts_ke::RunningKe>,
+    nts_ke: Option<crate::nts::ke::RunningKe>,
     clock: Arc<ClockState>,
     /// Roughtime's addresses (UDP and TCP on each) and where its key comes from.
     roughtime: Option<(Vec<SocketAddr>, String)>,
@@ -167,11 +182,11 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
     // Last before the threads start: nothing below returns early without
     // `running`, whose drop stops the refresher.
     let (clock, refresher) =
-        crate::clock_state::start_refresher(&settings.clock, Arc::clone(&stop))
+        crate::clock::state::start_refresher(&settings.clock, Arc::clone(&stop))
             .map_err(StartError::Clock)?;
     {
         let watched = Arc::clone(&clock);
-        metrics.add_renderer(move |out| crate::clock_state::render_metrics(&watched, out));
+        metrics.add_renderer(move |out| crate::clock::state::render_metrics(&watched, out));
     }
     let shared = Arc::new(Shared {
         server: Server::new(settings.server),
@@ -221,7 +236,7 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         }
     }
     if let (Some(keeper), Some(ke)) = (&nts, settings.nts.as_ref().and_then(|n| n.ke.as_ref())) {
-        let started = crate::nts_ke::start(
+        let started = crate::nts::ke::start(
             ke,
             &running.listen,
             Arc::clone(keeper),
@@ -233,14 +248,14 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         running.nts_ke = Some(started);
     }
     if let Some(rt) = &settings.roughtime {
-        let ctx = crate::roughtime_service::Context {
+        let ctx = crate::roughtime::service::Context {
             nts: settings.nts.as_ref(),
             clock: &clock,
             access: &settings.access,
             metrics: &metrics,
             stop: &stop,
         };
-        let started = crate::roughtime_service::start(rt, &ctx).map_err(StartError::Roughtime)?;
+        let started = crate::roughtime::service::start(rt, &ctx).map_err(StartError::Roughtime)?;
         running.threads.extend(started.threads);
         running.roughtime = Some((started.addrs, started.keys.describe()));
     }
@@ -269,7 +284,7 @@ fn start_ring_keeper(
     nts: &NtsSettings,
     metrics: &Arc<Metrics>,
 ) -> Result<Arc<RingKeeper>, StartError> {
-    let store = crate::nts_keys::open_key_store(nts).map_err(StartError::Nts)?;
+    let store = crate::nts::keys::open_key_store(nts).map_err(StartError::Nts)?;
     let policy = RotationPolicy {
         interval_secs: nts.rotation_interval,
         old_keys: nts.old_keys,
@@ -432,7 +447,7 @@ impl Running {
         for signal in signals.0.forever() {
             match signal {
                 SIGHUP => {
-                    let _ = crate::systemd_notify::notify("RELOADING=1");
+                    let _ = crate::daemon::systemd_notify::notify("RELOADING=1");
                     if let Some(ke) = &self.nts_ke {
                         match ke.handle.reload() {
                             Ok(()) => tracing::info!("NTS-KE certificate reloaded"),
@@ -446,11 +461,11 @@ impl Running {
                     } else {
                         let _ = self.reload_keys();
                     }
-                    let _ = crate::systemd_notify::notify("READY=1");
+                    let _ = crate::daemon::systemd_notify::notify("READY=1");
                 }
                 _ => {
                     tracing::info!(signal, "stopping");
-                    let _ = crate::systemd_notify::notify("STOPPING=1");
+                    let _ = crate::daemon::systemd_notify::notify("STOPPING=1");
                     break;
                 }
             }

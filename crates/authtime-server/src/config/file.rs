@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::config::location::{locate, location_of_offset};
 use crate::config::{KeySource, MAX_WORKERS, parse_socket_addr};
-use crate::config_location::{locate, location_of_offset};
 use crate::{ConfigFile, Settings};
 
 /// A configuration file's problems, each as `FILE:LINE:COLUMN: message`.
@@ -116,7 +116,7 @@ impl Overrides {
             settings.log_format = text.parse().map_err(|e| format!("--log-format: {e}"))?;
         }
         if self.user.is_some() || self.group.is_some() || self.allow_root {
-            let given = crate::privileges::RunAs::new(
+            let given = crate::daemon::privileges::RunAs::new(
                 self.user.clone(),
                 self.group.clone(),
                 self.allow_root,
@@ -176,7 +176,7 @@ mod tests {
         assert_eq!(s.listen, ["127.0.0.1:11123".parse().expect("addr")]);
         assert!(!s.listen_is_default);
         assert_eq!(s.workers, 3);
-        assert_eq!(s.log_format, crate::logging::LogFormat::Json);
+        assert_eq!(s.log_format, crate::daemon::logging::LogFormat::Json);
         assert_eq!(s.run_as.user(), "nobody");
         assert_eq!(s.keys.map(|k| k.path), Some(PathBuf::from("k")));
         let bad = Overrides {

@@ -9,7 +9,7 @@ use authtime_proto::{Server, ServerAction};
 use authtime_wire::{Header, NtpTimestamp, Reader};
 
 use crate::metrics::WorkerCounters;
-use crate::nts_keys::RingKeeper;
+use crate::nts::keys::RingKeeper;
 
 /// What the workers share for NTS.
 #[derive(Debug)]

@@ -15,8 +15,8 @@ use authtime_clock::{
 };
 use authtime_wire::{Header, Mode, NtpTimestamp, UnixTime, Writer};
 
-use crate::chrony_client::{ChronyEndpoint, query_tracking};
-use crate::config_clock::{ClockSource, StaticClock};
+use crate::clock::chrony_client::{ChronyEndpoint, query_tracking};
+use crate::config::clock::{ClockSource, StaticClock};
 
 /// How long one reading may wait for chronyd or the NTP daemon.
 pub const READ_TIMEOUT: Duration = Duration::from_millis(400);

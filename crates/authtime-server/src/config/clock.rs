@@ -19,7 +19,7 @@ use authtime_clock::refid;
 use authtime_wire::ReferenceId;
 use serde::Deserialize;
 
-use crate::chrony_client::ChronyEndpoint;
+use crate::clock::chrony_client::ChronyEndpoint;
 use crate::config::{Problem, parse_socket_addr};
 
 /// chronyd's command socket where Debian and Fedora put it.

@@ -19,8 +19,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::clock;
-use crate::roughtime_metrics::Refusal;
-use crate::roughtime_worker::{RoughtimeShared, answer_requests};
+use crate::roughtime::metrics::Refusal;
+use crate::roughtime::worker::{RoughtimeShared, answer_requests};
 
 /// The largest request frame, header included (as the UDP receive buffer).
 pub(crate) const MAX_FRAME: usize = authtime_packet_io::DATAGRAM_LEN;

@@ -15,7 +15,7 @@ use authtime_ntske::{
 
 use crate::config::NtsKeSettings;
 use crate::metrics::{Metrics, label_set, write_family};
-use crate::nts_keys::{RingKeeper, unix_now};
+use crate::nts::keys::{RingKeeper, unix_now};
 
 /// Seals cookies under the ring's current key.
 #[derive(Debug)]
@@ -83,9 +83,9 @@ pub(crate) fn start(
         .on_thread_start(|| {
             // Time requests first: see thread_priority.rs. A refusal only
             // costs NTP latency under a handshake burst.
-            if let Err(e) =
-                crate::thread_priority::set_current_thread_nice(crate::thread_priority::NTS_KE_NICE)
-            {
+            if let Err(e) = crate::daemon::thread_priority::set_current_thread_nice(
+                crate::daemon::thread_priority::NTS_KE_NICE,
+            ) {
                 tracing::debug!("cannot lower the NTS-KE thread's priority: {e}");
             }
         })
