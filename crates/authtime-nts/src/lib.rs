@@ -34,4 +34,4 @@ pub use client::{ClientError, ClientOutcome, PendingRequest, build_request, chec
 pub use cookie::{CookieError, SessionKeys, open_cookie, seal_cookie};
 pub use extension::{Authenticator, EfError, NtsPacket};
 pub use key_ring::{KeyRing, MasterKey, RingError, RotationPolicy};
-pub use server::{NakReason, NtsDrop, NtsServer, ServerAction};
+pub use server::{HeaderFor, NakReason, NtsDrop, NtsServer, ServerAction};

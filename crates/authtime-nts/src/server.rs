@@ -75,7 +75,8 @@ impl NtsServer {
     /// Handles one NTS request and writes the reply or NAK into `out`, which
     /// must be at least as long as `request`. `reply_header` is the header to
     /// send (mode 4, timestamps filled in); `now_unix_secs` picks the master
-    /// keys; `rng` fills nonces.
+    /// keys; `rng` fills nonces. The same as [`NtsServer::respond_late`] with
+    /// a header known in advance.
     ///
     /// # Errors
     /// An [`NtsDrop`]: send nothing, count it.
@@ -87,6 +88,30 @@ impl NtsServer {
         now_unix_secs: u64,
         rng: &mut impl FnMut(&mut [u8]),
         out: &mut [u8],
+    ) -> Result<ServerAction, NtsDrop> {
+        self.respond_late(request, ring, now_unix_secs, rng, out, |_| *reply_header)
+    }
+
+    /// Handles one NTS request as [`NtsServer::respond`] does, but asks for
+    /// the reply header last: `reply_header` is called once, after the
+    /// cookie is opened, the request authenticated and the fresh cookies
+    /// sealed, and just before the header is written and the reply sealed
+    /// under it (the header is associated data of the reply's AEAD). A
+    /// server reads its clock there, so that the transmit timestamp is as
+    /// close as it can be to the moment the reply leaves. It says whether
+    /// the header is for a protected reply or an NTS NAK. It is not called
+    /// for a request that is dropped.
+    ///
+    /// # Errors
+    /// An [`NtsDrop`]: send nothing, count it.
+    pub fn respond_late(
+        &self,
+        request: &[u8],
+        ring: &KeyRing,
+        now_unix_secs: u64,
+        rng: &mut impl FnMut(&mut [u8]),
+        out: &mut [u8],
+        reply_header: impl FnOnce(HeaderFor) -> Header,
     ) -> Result<ServerAction, NtsDrop> {
         let packet = NtsPacket::parse(request)?;
         let header = packet.header();
@@ -104,7 +129,7 @@ impl NtsServer {
             Ok(keys) => keys,
             Err(e) => {
                 let reason = NakReason::from_cookie_error(e);
-                return write_nak(reply_header, fields.unique_id, reason, out);
+                return write_nak(&reply_header(HeaderFor::Nak), fields.unique_id, reason, out);
             }
         };
         let algorithm = keys.algorithm();
@@ -123,7 +148,7 @@ impl NtsServer {
                 .open_in_place(auth.nonce, packet.associated_data(), scratch)
         else {
             return write_nak(
-                reply_header,
+                &reply_header(HeaderFor::Nak),
                 fields.unique_id,
                 NakReason::Unauthenticated,
                 out,
@@ -136,13 +161,12 @@ impl NtsServer {
             return Err(NtsDrop::TooManyPlaceholders);
         }
         let reply = Reply {
-            header: reply_header,
             unique_id: fields.unique_id,
             keys: &keys,
             wanted_cookies: 1 + placeholders,
             max_len: request.len(),
         };
-        reply.write(ring, now_unix_secs, rng, out)
+        reply.write(ring, now_unix_secs, rng, out, reply_header)
     }
 
     fn check_plaintext_fields<'a>(
@@ -243,9 +267,18 @@ fn write_nak(
     })
 }
 
+/// What the header that [`NtsServer::respond_late`] asks for is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderFor {
+    /// A protected time reply.
+    Reply,
+    /// An NTS NAK (a Kiss-o'-Death NTSN): stratum and reference id are
+    /// overwritten, the timestamps sent as given.
+    Nak,
+}
+
 /// A protected reply to write.
 struct Reply<'a> {
-    header: &'a Header,
     unique_id: &'a [u8],
     keys: &'a SessionKeys,
     wanted_cookies: usize,
@@ -263,12 +296,16 @@ impl Reply<'_> {
             + Authenticator::body_len(algorithm.nonce_len(), ciphertext_len)
     }
 
+    /// Writes the reply: the fresh cookies are sealed in place first, then
+    /// the header is asked for, written, and the whole authenticator sealed
+    /// under it.
     fn write(
         &self,
         ring: &KeyRing,
         now_unix_secs: u64,
         rng: &mut impl FnMut(&mut [u8]),
         out: &mut [u8],
+        reply_header: impl FnOnce(HeaderFor) -> Header,
     ) -> Result<ServerAction, NtsDrop> {
         let mut cookies = self.wanted_cookies;
         while cookies > 1 && self.len_with(cookies) > self.max_len {
@@ -282,17 +319,7 @@ impl Reply<'_> {
             .sealing_key(now_unix_secs)
             .ok_or(NtsDrop::NoMasterKey)?;
         let out = out.get_mut(..len).ok_or(NtsDrop::BufferTooSmall)?;
-        let mut w = Writer::new(out);
-        self.header
-            .encode(&mut w)
-            .map_err(|_| NtsDrop::BufferTooSmall)?;
-        ExtensionField {
-            field_type: EF_UNIQUE_IDENTIFIER,
-            value: self.unique_id,
-        }
-        .encode(&mut w)
-        .map_err(|_| NtsDrop::BufferTooSmall)?;
-        let auth_start = w.len();
+        let auth_start = HEADER_LEN + 4 + self.unique_id.len();
         let (associated_data, field) = out.split_at_mut(auth_start);
 
         let algorithm = self.keys.algorithm();
@@ -326,6 +353,19 @@ impl Reply<'_> {
             hw.put_u16(ef_len).map_err(|_| NtsDrop::BufferTooSmall)?;
             seal_cookie(master, self.keys, rng, cookie).map_err(|_| NtsDrop::BufferTooSmall)?;
         }
+
+        // Everything the transmit timestamp does not cover is done: now the
+        // header, then the seal over it.
+        let mut w = Writer::new(associated_data);
+        reply_header(HeaderFor::Reply)
+            .encode(&mut w)
+            .map_err(|_| NtsDrop::BufferTooSmall)?;
+        ExtensionField {
+            field_type: EF_UNIQUE_IDENTIFIER,
+            value: self.unique_id,
+        }
+        .encode(&mut w)
+        .map_err(|_| NtsDrop::BufferTooSmall)?;
         self.keys
             .s2c()
             .seal_in_place(nonce, associated_data, ciphertext, plaintext_len)

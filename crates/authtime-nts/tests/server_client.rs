@@ -784,3 +784,80 @@ fn reply_is_never_longer_than_request() {
     }
     assert_eq!(cases, 180);
 }
+
+/// `respond_late` asks for the header after every random byte of the reply
+/// (nonce and cookies) was drawn, once, and the client accepts the header it
+/// returned; a bad cookie gets a NAK with a header asked for a NAK; a
+/// dropped request never asks.
+#[test]
+fn the_late_header_is_asked_for_last_and_once() {
+    use authtime_nts::HeaderFor;
+    let mut fx = Fixture::new(AeadAlgorithm::AesSivCmac256);
+    let mut out = vec![0u8; 2048];
+    let cookie = fx.cookie.clone();
+    let pending = build_request(
+        &client_header(),
+        &fx.keys,
+        &cookie,
+        3,
+        &mut fx.rng.as_fn(),
+        &mut out,
+    )
+    .expect("request");
+    let request = out[..pending.len()].to_vec();
+    let late = Header {
+        transmit_ts: NtpTimestamp::from_parts(3_900_000_123, 42),
+        ..server_header()
+    };
+    let draws = std::cell::Cell::new(0usize);
+    let mut asked = Vec::new();
+    let mut reply = vec![0u8; request.len()];
+    let mut rng = |b: &mut [u8]| {
+        draws.set(draws.get() + 1);
+        fx.rng.fill(b);
+    };
+    let result =
+        NtsServer::new().respond_late(&request, &fx.ring, NOW, &mut rng, &mut reply, |purpose| {
+            asked.push((purpose, draws.get()));
+            late
+        });
+    let Ok(ServerAction::Reply { len, cookies: 4 }) = result else {
+        panic!("{result:?}")
+    };
+    let total_draws = draws.get();
+    assert_eq!(
+        asked,
+        vec![(HeaderFor::Reply, total_draws)],
+        "asked once, after every draw"
+    );
+    let ClientOutcome::Time { header, .. } =
+        check_response(&reply[..len], &pending, &fx.keys).expect("client accepts")
+    else {
+        panic!("not a time reply")
+    };
+    assert_eq!(header, late);
+
+    // A cookie that does not open: a NAK, its header asked for a NAK.
+    let mut bad = request.clone();
+    let cookie_at = 48 + 36 + 4;
+    bad[cookie_at + 20] ^= 1;
+    let mut asked = Vec::new();
+    let result =
+        NtsServer::new().respond_late(&bad, &fx.ring, NOW, &mut fx.rng.as_fn(), &mut reply, |p| {
+            asked.push(p);
+            late
+        });
+    assert!(matches!(result, Ok(ServerAction::Nak { .. })), "{result:?}");
+    assert_eq!(asked, vec![HeaderFor::Nak]);
+
+    // A request that is dropped never asks.
+    let result = NtsServer::new().respond_late(
+        &request[..40],
+        &fx.ring,
+        NOW,
+        &mut fx.rng.as_fn(),
+        &mut reply,
+        |_| panic!("asked for a header of a dropped request"),
+    );
+    assert!(result.is_err());
+}

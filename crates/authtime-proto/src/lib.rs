@@ -8,6 +8,11 @@
 //!   counted, or answered with a crypto-NAK ([`AuthFailurePolicy`]).
 //!   [`Server::handle_batch`] does the same for many datagrams at once, grouping
 //!   MAC work per key so the MAC library's multi-lane kernels see whole batches.
+//! - [`PreparedReply`]: a reply prepared up to its transmit timestamp
+//!   ([`Server::prepare`], [`Server::prepare_batch`]), which
+//!   [`PreparedReply::finish`] writes with the time read just before it
+//!   leaves, in basic or interleaved mode (RFC 9769); [`interleaved`] holds
+//!   the server's table of transmit times for interleaved requests.
 //! - [`RateLimiter`]: per-client token buckets in bounded memory, whose verdict
 //!   [`Server::handle_limited`] turns into a RATE Kiss-o'-Death or a drop.
 //! - [`build_request`] and [`PendingRequest::process_response`]: the client
@@ -26,10 +31,12 @@
 mod client;
 mod client_error;
 mod drop_reason;
+pub mod interleaved;
 mod rate_limit;
 mod server;
 mod server_batch;
 mod server_config;
+mod server_prepared;
 mod stats;
 
 #[doc(hidden)]
@@ -44,4 +51,5 @@ pub use rate_limit::{RateLimitConfig, RateLimiter, RateVerdict};
 pub use server::{Server, ServerAction};
 pub use server_batch::{BatchItem, MAX_BATCH};
 pub use server_config::{AuthFailurePolicy, ServerConfig, ServerConfigError};
+pub use server_prepared::PreparedReply;
 pub use stats::{NoStats, ServerCounters, ServerStats};

@@ -15,6 +15,7 @@ use authtime_wire::{
 };
 use subtle::ConstantTimeEq;
 
+use crate::server_prepared::PreparedReply;
 use crate::{DropReason, RateVerdict, Reaction, ServerConfig, ServerStats};
 
 /// What the caller does with a datagram after [`Server::handle`].
@@ -33,23 +34,24 @@ pub struct Server {
     config: ServerConfig,
 }
 
-/// A request that passed every check that needs no key material.
+/// A request that passed every check that needs no key material: `'r` is
+/// the request's lifetime, `'k` the key set's.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct CheckedRequest<'a> {
+pub(crate) struct CheckedRequest<'r, 'k> {
     pub(crate) header: Header,
-    pub(crate) auth: RequestAuth<'a>,
+    pub(crate) auth: RequestAuth<'r, 'k>,
 }
 
 /// The request's authentication, before any MAC is computed.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum RequestAuth<'a> {
+pub(crate) enum RequestAuth<'r, 'k> {
     /// No MAC.
     Plain,
     /// A MAC under a known key, of the right length, still to verify.
     Mac {
-        key: &'a KeyEntry,
-        authenticated: &'a [u8],
-        digest: &'a [u8],
+        key: &'k KeyEntry,
+        authenticated: &'r [u8],
+        digest: &'r [u8],
     },
     /// Failed without computing anything: unknown key, or a digest of the
     /// wrong length for the key.
@@ -63,25 +65,33 @@ pub(crate) enum ReplyKind {
     Time,
     /// Kiss-o'-Death with this code.
     Kiss(KissCode),
+    /// A time header with a crypto-NAK for a failed MAC.
+    CryptoNak,
 }
 
-/// The reply to write, once the request's MAC is verified.
+/// The reply to write, once the request's MAC is verified: everything but
+/// its transmit timestamp (and, in interleaved mode, its origin).
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Plan<'a> {
+pub(crate) enum Plan<'k> {
     Drop(DropReason),
     Reply {
+        /// The reply header, transmit timestamp still zero.
         header: Header,
-        trailer: PlannedTrailer<'a>,
+        /// The request's header (its origin, receive and transmit
+        /// timestamps decide an interleaved reply).
+        request: Header,
+        kind: ReplyKind,
+        trailer: PlannedTrailer<'k>,
         /// The key id of a failed authentication answered with a crypto-NAK.
         failed_key: Option<u32>,
     },
 }
 
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum PlannedTrailer<'a> {
+pub(crate) enum PlannedTrailer<'k> {
     None,
     CryptoNak,
-    Mac(&'a KeyEntry),
+    Mac(&'k KeyEntry),
 }
 
 /// Everything the counters need to know about one request's fate.
@@ -113,8 +123,12 @@ impl Server {
     }
 
     /// Handles one datagram: `recv_ts` is when it arrived, `tx_ts` the
-    /// transmit timestamp to put in the reply. A reply is written into `out`
-    /// and is never longer than `request`. Never panics, never allocates.
+    /// transmit timestamp to put in the reply (basic mode). A reply is
+    /// written into `out` and is never longer than `request`. Never panics,
+    /// never allocates. The same as [`Server::prepare`], then
+    /// [`PreparedReply::finish`] in basic mode: a server that
+    /// reads its clock for the transmit timestamp calls those two, reading
+    /// it between them.
     pub fn handle(
         &self,
         request: &[u8],
@@ -124,15 +138,8 @@ impl Server {
         out: &mut [u8],
         stats: &mut impl ServerStats,
     ) -> ServerAction {
-        self.respond(
-            request,
-            ReplyKind::Time,
-            false,
-            [recv_ts, tx_ts],
-            keys,
-            out,
-            stats,
-        )
+        self.prepare(request, recv_ts, keys)
+            .finish(tx_ts, None, out, stats)
     }
 
     /// Handles one datagram after the rate limiter's verdict: answered as by
@@ -151,30 +158,8 @@ impl Server {
         out: &mut [u8],
         stats: &mut impl ServerStats,
     ) -> ServerAction {
-        let ts = [recv_ts, tx_ts];
-        match verdict {
-            RateVerdict::Allow => self.handle(request, recv_ts, tx_ts, keys, out, stats),
-            RateVerdict::Kiss => self.respond(
-                request,
-                ReplyKind::Kiss(KissCode::RATE),
-                true,
-                ts,
-                keys,
-                out,
-                stats,
-            ),
-            RateVerdict::Drop => {
-                let outcome = Outcome {
-                    action: ServerAction::Drop(DropReason::RateLimited),
-                    failed_key: None,
-                    crypto_nak: false,
-                    authenticated: false,
-                    rate_limited: true,
-                };
-                report(stats, &outcome);
-                outcome.action
-            }
-        }
+        self.prepare_limited(request, verdict, recv_ts, keys)
+            .finish(tx_ts, None, out, stats)
     }
 
     /// Answers a request with a Kiss-o'-Death carrying `code` (RFC 5905
@@ -192,31 +177,20 @@ impl Server {
         out: &mut [u8],
         stats: &mut impl ServerStats,
     ) -> ServerAction {
-        self.respond(
-            request,
-            ReplyKind::Kiss(code),
-            false,
-            [recv_ts, tx_ts],
-            keys,
-            out,
-            stats,
-        )
+        self.prepare_kiss(request, code, recv_ts, keys)
+            .finish(tx_ts, None, out, stats)
     }
 
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one private funnel for the public entry points"
-    )]
-    fn respond(
+    /// Checks a request and verifies its MAC: everything but the reply's
+    /// transmit timestamp and the reply's own MAC.
+    pub(crate) fn prepare_one<'k>(
         &self,
         request: &[u8],
         kind: ReplyKind,
         rate_limited: bool,
-        [recv_ts, tx_ts]: [NtpTimestamp; 2],
-        keys: &KeySet,
-        out: &mut [u8],
-        stats: &mut impl ServerStats,
-    ) -> ServerAction {
+        recv_ts: NtpTimestamp,
+        keys: &'k KeySet,
+    ) -> PreparedReply<'k> {
         let plan = match self.check_request(request, keys) {
             Err(reason) => Plan::Drop(reason),
             Ok(req) => {
@@ -228,29 +202,19 @@ impl Server {
                     } => verify_digest(key.mac(), authenticated, digest),
                     RequestAuth::Plain | RequestAuth::Failed(_) => false,
                 };
-                self.plan(&req, verified, kind, recv_ts, tx_ts)
+                self.plan(&req, verified, kind, recv_ts)
             }
         };
-        let tag = match plan {
-            Plan::Reply {
-                header,
-                trailer: PlannedTrailer::Mac(key),
-                ..
-            } => reply_tag(key.mac(), &encode_header(&header)),
-            _ => None,
-        };
-        let outcome = write_planned(&plan, tag.as_ref(), request.len(), rate_limited, out);
-        report(stats, &outcome);
-        outcome.action
+        PreparedReply::new(plan, request.len(), rate_limited)
     }
 
     /// Decodes and checks a request; looks its key up and checks the digest
     /// length, but computes no MAC.
-    pub(crate) fn check_request<'a>(
+    pub(crate) fn check_request<'r, 'k>(
         &self,
-        request: &'a [u8],
-        keys: &'a KeySet,
-    ) -> Result<CheckedRequest<'a>, DropReason> {
+        request: &'r [u8],
+        keys: &'k KeySet,
+    ) -> Result<CheckedRequest<'r, 'k>, DropReason> {
         let packet = Packet::decode(request).map_err(DropReason::Malformed)?;
         let header = *packet.header();
         if !(1..=4).contains(&header.version) {
@@ -285,46 +249,49 @@ impl Server {
         Ok(CheckedRequest { header, auth })
     }
 
-    /// The reply to a checked request whose MAC (if any) verified or not.
-    pub(crate) fn plan<'a>(
+    /// The reply to a checked request whose MAC (if any) verified or not,
+    /// its transmit timestamp still to come.
+    pub(crate) fn plan<'k>(
         &self,
-        req: &CheckedRequest<'a>,
+        req: &CheckedRequest<'_, 'k>,
         verified: bool,
         kind: ReplyKind,
         recv_ts: NtpTimestamp,
-        tx_ts: NtpTimestamp,
-    ) -> Plan<'a> {
+    ) -> Plan<'k> {
         let trailer = match req.auth {
             RequestAuth::Plain => PlannedTrailer::None,
             RequestAuth::Mac { key, .. } if verified => PlannedTrailer::Mac(key),
             RequestAuth::Mac { key, .. } => {
-                return self.plan_failure(
-                    req,
-                    DropReason::BadMac { key_id: key.id() },
-                    recv_ts,
-                    tx_ts,
-                );
+                return self.plan_failure(req, DropReason::BadMac { key_id: key.id() }, recv_ts);
             }
-            RequestAuth::Failed(reason) => return self.plan_failure(req, reason, recv_ts, tx_ts),
+            RequestAuth::Failed(reason) => return self.plan_failure(req, reason, recv_ts),
         };
         Plan::Reply {
-            header: self.reply_header(&req.header, kind, recv_ts, tx_ts),
+            header: self.reply_header(&req.header, kind, recv_ts, NtpTimestamp::ZERO),
+            request: req.header,
+            kind,
             trailer,
             failed_key: None,
         }
     }
 
-    fn plan_failure<'a>(
+    fn plan_failure<'k>(
         &self,
-        req: &CheckedRequest<'a>,
+        req: &CheckedRequest<'_, 'k>,
         reason: DropReason,
         recv_ts: NtpTimestamp,
-        tx_ts: NtpTimestamp,
-    ) -> Plan<'a> {
+    ) -> Plan<'k> {
         match reason.reaction(self.config.auth_failure) {
             Reaction::Drop => Plan::Drop(reason),
             Reaction::CryptoNak => Plan::Reply {
-                header: self.reply_header(&req.header, ReplyKind::Time, recv_ts, tx_ts),
+                header: self.reply_header(
+                    &req.header,
+                    ReplyKind::Time,
+                    recv_ts,
+                    NtpTimestamp::ZERO,
+                ),
+                request: req.header,
+                kind: ReplyKind::CryptoNak,
                 trailer: PlannedTrailer::CryptoNak,
                 failed_key: reason.failed_key_id(),
             },
@@ -346,6 +313,13 @@ impl Server {
 
     /// The reply header: the request's version and poll, the request's
     /// transmit timestamp as origin (RFC 5905 section 9.2, fast_xmit).
+    ///
+    /// The lowest bit of the receive timestamp is set and that of the
+    /// transmit timestamp cleared (2^-32 s, a quarter of a nanosecond, below
+    /// any clock's precision), as chrony does: a request whose origin has
+    /// that bit set names one of this server's receive timestamps, which is
+    /// how an interleaved request (RFC 9769) is told from a basic one without
+    /// saving the receive timestamp of every reply.
     fn reply_header(
         &self,
         request: &Header,
@@ -355,7 +329,7 @@ impl Server {
     ) -> Header {
         let c = &self.config;
         let (leap, stratum, reference_id) = match kind {
-            ReplyKind::Time => (c.leap, c.stratum, c.reference_id),
+            ReplyKind::Time | ReplyKind::CryptoNak => (c.leap, c.stratum, c.reference_id),
             ReplyKind::Kiss(code) => (LeapIndicator::Unsynchronized, 0, code.into()),
         };
         Header {
@@ -370,10 +344,22 @@ impl Server {
             reference_id,
             reference_ts: c.reference_ts,
             origin_ts: request.transmit_ts,
-            receive_ts: recv_ts,
-            transmit_ts: tx_ts,
+            receive_ts: mark_receive(recv_ts),
+            transmit_ts: mark_transmit(tx_ts),
         }
     }
+}
+
+/// A receive timestamp as this server sends it: lowest bit set.
+#[must_use]
+pub(crate) const fn mark_receive(ts: NtpTimestamp) -> NtpTimestamp {
+    NtpTimestamp::from_bits(ts.to_bits() | 1)
+}
+
+/// A transmit timestamp as this server sends it: lowest bit clear.
+#[must_use]
+pub(crate) const fn mark_transmit(ts: NtpTimestamp) -> NtpTimestamp {
+    NtpTimestamp::from_bits(ts.to_bits() & !1)
 }
 
 /// Whether `digest` is the MAC of `authenticated` under `mac`, truncated to
@@ -429,6 +415,7 @@ pub(crate) fn write_planned(
             header,
             trailer,
             failed_key,
+            ..
         } => {
             outcome.failed_key = failed_key;
             outcome.action = match write_reply(out, &header, trailer, tag, request_len) {
@@ -533,9 +520,14 @@ mod tests {
         let tx = NtpTimestamp::from_bits(8);
         let h = server.reply_header(&request, ReplyKind::Time, recv, tx);
         assert_eq!((h.version, h.poll, h.mode), (3, 10, Mode::Server));
+        // Receive marked (lowest bit set), transmit marked (cleared).
         assert_eq!(
             (h.origin_ts, h.receive_ts, h.transmit_ts),
-            (request.transmit_ts, recv, tx)
+            (
+                request.transmit_ts,
+                NtpTimestamp::from_bits(7),
+                NtpTimestamp::from_bits(8)
+            )
         );
         let kiss = server.reply_header(&request, ReplyKind::Kiss(KissCode::RATE), recv, tx);
         assert_eq!(

@@ -1,20 +1,21 @@
-//! Many datagrams at once, as `recvmmsg` delivers them: the MAC work is grouped
-//! per key so that `Mac::verify_many` and `Mac::compute_many` see whole batches
+//! Many datagrams at once, as `recvmmsg` delivers them: the requests' MACs
+//! are verified grouped per key so that `Mac::verify_many` sees whole batches
 //! (the MAC library's multi-lane kernels), and everything else is shared with
-//! [`Server::handle`], so results equal handling the datagrams one by one.
+//! [`Server::prepare`], so results equal preparing the datagrams one by one.
+//!
+//! The replies' own MACs are not computed here: they cover the transmit
+//! timestamp, which is read for each reply just before it leaves
+//! ([`PreparedReply::finish`]).
 //!
 //! Working memory is fixed arrays of [`MAX_BATCH`] entries on the stack; longer
 //! batches are handled in chunks. Nothing here allocates.
 
 use authtime_keys::{KeyEntry, KeySet};
 use authtime_mac::{Mac, MacInput, Tag};
-use authtime_wire::{HEADER_LEN, NtpTimestamp};
+use authtime_wire::NtpTimestamp;
 
-use crate::server::{
-    CheckedRequest, Plan, PlannedTrailer, ReplyKind, RequestAuth, encode_header, report,
-    truncated_matches, write_planned,
-};
-use crate::{DropReason, Server, ServerAction, ServerStats};
+use crate::server::{CheckedRequest, ReplyKind, RequestAuth, truncated_matches};
+use crate::{DropReason, PreparedReply, Server, ServerAction, ServerStats};
 
 /// Datagrams handled together; longer batches are split (`recvmmsg` batches
 /// are typically 32 or 64).
@@ -47,10 +48,57 @@ impl<'r, 'o> BatchItem<'r, 'o> {
 }
 
 impl Server {
+    /// Prepares the reply to every `(request, receive timestamp)` into the
+    /// slot of `prepared` with the same index, as [`Server::prepare`] would,
+    /// verifying the MACs grouped per key. Extra slots on either side are
+    /// left alone.
+    pub fn prepare_batch<'k>(
+        &self,
+        requests: &[(&[u8], NtpTimestamp)],
+        keys: &'k KeySet,
+        prepared: &mut [PreparedReply<'k>],
+    ) {
+        for (chunk, out) in requests
+            .chunks(MAX_BATCH)
+            .zip(prepared.chunks_mut(MAX_BATCH))
+        {
+            self.prepare_chunk(chunk, keys, out);
+        }
+    }
+
+    fn prepare_chunk<'k>(
+        &self,
+        requests: &[(&[u8], NtpTimestamp)],
+        keys: &'k KeySet,
+        prepared: &mut [PreparedReply<'k>],
+    ) {
+        let n = requests.len().min(prepared.len()).min(MAX_BATCH);
+        let mut checked: [Result<CheckedRequest<'_, 'k>, DropReason>; MAX_BATCH] =
+            [Err(DropReason::OutputTooSmall); MAX_BATCH];
+        for (slot, (request, _)) in checked.iter_mut().zip(&requests[..n]) {
+            *slot = self.check_request(request, keys);
+        }
+
+        let mut verified = [false; MAX_BATCH];
+        verify_grouped(&checked[..n], &mut verified[..n]);
+
+        for i in 0..n {
+            let (request, recv_ts) = requests[i];
+            let plan = match &checked[i] {
+                Err(reason) => crate::server::Plan::Drop(*reason),
+                Ok(req) => self.plan(req, verified[i], ReplyKind::Time, recv_ts),
+            };
+            prepared[i] = PreparedReply::new(plan, request.len(), false);
+        }
+    }
+
     /// Handles every item as [`Server::handle`] would, with `tx_ts` as the
     /// transmit timestamp of every reply, and sets each item's `action`.
     /// Outputs, actions and counter events (in item order) are the same as
-    /// calling [`Server::handle`] on each item in turn.
+    /// calling [`Server::handle`] on each item in turn. For tests and tools:
+    /// a server that sends replies one by one prepares the batch
+    /// ([`Server::prepare_batch`]) and finishes each reply with its own
+    /// transmit timestamp.
     pub fn handle_batch(
         &self,
         items: &mut [BatchItem<'_, '_>],
@@ -59,55 +107,23 @@ impl Server {
         stats: &mut impl ServerStats,
     ) {
         for chunk in items.chunks_mut(MAX_BATCH) {
-            self.handle_chunk(chunk, tx_ts, keys, stats);
-        }
-    }
-
-    fn handle_chunk(
-        &self,
-        items: &mut [BatchItem<'_, '_>],
-        tx_ts: NtpTimestamp,
-        keys: &KeySet,
-        stats: &mut impl ServerStats,
-    ) {
-        let n = items.len().min(MAX_BATCH);
-        let mut checked: [Result<CheckedRequest<'_>, DropReason>; MAX_BATCH] =
-            [Err(DropReason::OutputTooSmall); MAX_BATCH];
-        for (slot, item) in checked.iter_mut().zip(items.iter()) {
-            *slot = self.check_request(item.request, keys);
-        }
-
-        let mut verified = [false; MAX_BATCH];
-        verify_grouped(&checked[..n], &mut verified[..n]);
-
-        let mut plans: [Plan<'_>; MAX_BATCH] = [Plan::Drop(DropReason::OutputTooSmall); MAX_BATCH];
-        for i in 0..n {
-            plans[i] = match &checked[i] {
-                Err(reason) => Plan::Drop(*reason),
-                Ok(req) => self.plan(req, verified[i], ReplyKind::Time, items[i].recv_ts, tx_ts),
-            };
-        }
-
-        let mut tags: [Option<Tag>; MAX_BATCH] = [None; MAX_BATCH];
-        tag_replies_grouped(&plans[..n], &mut tags[..n]);
-
-        for i in 0..n {
-            let item = &mut items[i];
-            let outcome = write_planned(
-                &plans[i],
-                tags[i].as_ref(),
-                item.request.len(),
-                false,
-                item.out,
-            );
-            report(stats, &outcome);
-            item.action = outcome.action;
+            let mut requests: [(&[u8], NtpTimestamp); MAX_BATCH] =
+                [(&[], NtpTimestamp::ZERO); MAX_BATCH];
+            for (slot, item) in requests.iter_mut().zip(chunk.iter()) {
+                *slot = (item.request, item.recv_ts);
+            }
+            let n = chunk.len();
+            let mut prepared = [PreparedReply::empty(); MAX_BATCH];
+            self.prepare_chunk(&requests[..n], keys, &mut prepared[..n]);
+            for (item, reply) in chunk.iter_mut().zip(&prepared[..n]) {
+                item.action = reply.finish(tx_ts, None, item.out, stats);
+            }
         }
     }
 }
 
 /// The key of a request whose MAC is still to verify.
-fn pending_key<'a>(checked: &Result<CheckedRequest<'a>, DropReason>) -> Option<&'a KeyEntry> {
+fn pending_key<'k>(checked: &Result<CheckedRequest<'_, 'k>, DropReason>) -> Option<&'k KeyEntry> {
     match checked {
         Ok(CheckedRequest {
             auth: RequestAuth::Mac { key, .. },
@@ -158,7 +174,7 @@ fn for_each_key_group<'a>(
 
 /// Verifies every pending MAC, one `verify_many` (or `compute_many`, for
 /// digests truncated on the wire) per key.
-fn verify_grouped(checked: &[Result<CheckedRequest<'_>, DropReason>], verified: &mut [bool]) {
+fn verify_grouped(checked: &[Result<CheckedRequest<'_, '_>, DropReason>], verified: &mut [bool]) {
     let key_of = |i: usize| pending_key(&checked[i]);
     let mut order = [0usize; MAX_BATCH];
     let m = by_key(checked.len(), key_of, &mut order);
@@ -215,35 +231,4 @@ fn verify_many_truncated(
     for ((slot, tag), digest) in ok.iter_mut().zip(tags.iter()).zip(digests) {
         *slot = truncated_matches(tag, digest);
     }
-}
-
-/// Computes the MAC of every reply that needs one, one `compute_many` per key.
-fn tag_replies_grouped(plans: &[Plan<'_>], tags: &mut [Option<Tag>]) {
-    let key_of = |i: usize| match plans[i] {
-        Plan::Reply {
-            trailer: PlannedTrailer::Mac(key),
-            ..
-        } => Some(key),
-        _ => None,
-    };
-    let mut headers = [[0u8; HEADER_LEN]; MAX_BATCH];
-    for (i, plan) in plans.iter().enumerate() {
-        if let Plan::Reply { header, .. } = plan {
-            headers[i] = encode_header(header);
-        }
-    }
-    let mut order = [0usize; MAX_BATCH];
-    let m = by_key(plans.len(), key_of, &mut order);
-    for_each_key_group(&order[..m], key_of, |key, group| {
-        let mut inputs = [MacInput::message(&[]); MAX_BATCH];
-        for (j, &i) in group.iter().enumerate() {
-            inputs[j] = MacInput::message(&headers[i]);
-        }
-        let g = group.len();
-        let mut out = [Tag::EMPTY; MAX_BATCH];
-        let computed = key.mac().compute_many(&inputs[..g], &mut out[..g]).is_ok();
-        for (j, &i) in group.iter().enumerate() {
-            tags[i] = computed.then_some(out[j]);
-        }
-    });
 }

@@ -86,9 +86,11 @@ fn plain_request_gets_a_plain_reply_with_configured_fields() {
     assert_eq!(h.reference_ts, config.reference_ts);
     assert_eq!(h.root_delay, config.root_delay);
     assert_eq!(h.root_dispersion, config.root_dispersion);
+    // The lowest bit of the receive timestamp is set, that of the transmit
+    // timestamp cleared (the interleaved-mode marker; RECV and TX have it clear).
     assert_eq!(
         (h.origin_ts, h.receive_ts, h.transmit_ts),
-        (CLIENT_TX, RECV, TX)
+        (CLIENT_TX, NtpTimestamp::from_bits(RECV.to_bits() | 1), TX)
     );
     assert_eq!(p.trailer(), Trailer::None);
     assert_eq!((stats.received, stats.answered_plain), (1, 1));
