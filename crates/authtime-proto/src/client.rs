@@ -125,16 +125,48 @@ pub fn build_request<'k>(
     key: Option<&'k KeyEntry>,
     out: &mut [u8],
 ) -> Result<(usize, PendingRequest<'k>), ClientError> {
+    let len = write_request(
+        config,
+        NtpTimestamp::ZERO,
+        NtpTimestamp::ZERO,
+        transmit_ts,
+        key,
+        out,
+    )?;
+    Ok((
+        len,
+        PendingRequest {
+            transmit_ts,
+            send_time: transmit_ts,
+            key,
+            precision: config.precision,
+        },
+    ))
+}
+
+/// Writes a client request (mode 3) with the given origin, receive and
+/// transmit timestamps, MAC'd under `key` when there is one; every other
+/// header field but version and poll is zero.
+pub(crate) fn write_request(
+    config: &ClientConfig,
+    origin_ts: NtpTimestamp,
+    receive_ts: NtpTimestamp,
+    transmit_ts: NtpTimestamp,
+    key: Option<&KeyEntry>,
+    out: &mut [u8],
+) -> Result<usize, ClientError> {
     let mut header = Header::new(Mode::Client);
     header.version = config.version;
     header.poll = config.poll;
+    header.origin_ts = origin_ts;
+    header.receive_ts = receive_ts;
     header.transmit_ts = transmit_ts;
     let to_client_error = |e: WireError| match e {
         WireError::BufferTooSmall { .. } => ClientError::OutputTooSmall,
         other => ClientError::Malformed(other),
     };
     let writer = PacketWriter::new(out, &header).map_err(to_client_error)?;
-    let len = match key {
+    match key {
         None => writer.finish(),
         Some(key) => {
             let tag = key
@@ -148,16 +180,7 @@ pub fn build_request<'k>(
             )
         }
     }
-    .map_err(to_client_error)?;
-    Ok((
-        len,
-        PendingRequest {
-            transmit_ts,
-            send_time: transmit_ts,
-            key,
-            precision: config.precision,
-        },
-    ))
+    .map_err(to_client_error)
 }
 
 impl PendingRequest<'_> {
@@ -219,107 +242,145 @@ impl PendingRequest<'_> {
         if h.origin_ts != self.transmit_ts {
             return Err(ClientError::OriginMismatch);
         }
-        // chrony, NTPsec and authtime announce an unsynchronized clock with
-        // leap 3, stratum 0 and reference id 0; a kiss code is ASCII.
-        if let Some(code) = h.kiss_code() {
-            return Err(ClientError::KissOfDeath {
-                code,
-                authenticated: auth != AuthStatus::Unauthenticated,
-            });
-        }
-        if h.leap == LeapIndicator::Unsynchronized || h.stratum == 0 || h.stratum >= 16 {
-            return Err(ClientError::Unsynchronized {
-                leap: h.leap,
-                stratum: h.stratum,
-                auth,
-            });
-        }
-        let sample = self.sample(h, recv_time, auth)?;
-        // RFC 5905 section 11.2.1: a root distance above MAXDIST makes the
-        // server unfit (NTPsec sends 7.95 s right after it syncs to its
-        // local clock). Not `>=`: exactly 1.5 s is still fit.
-        if sample.root_distance > MAX_ROOT_DISTANCE || sample.root_distance.is_nan() {
-            return Err(ClientError::RootDistanceTooLarge {
-                root_distance: NtpDuration::from_seconds_f64(sample.root_distance),
-                root_delay: h.root_delay,
-                root_dispersion: h.root_dispersion,
-                auth,
-            });
-        }
-        Ok(sample)
+        let times = ExchangeTimes {
+            t1: self.send_time,
+            t2: h.receive_ts,
+            t3: h.transmit_ts,
+            t4: recv_time,
+        };
+        judge_reply(h, &times, self.precision, auth)
     }
 
     fn check_mac(&self, packet: &Packet<'_>) -> Result<AuthStatus, ClientError> {
-        match (self.key, packet.trailer()) {
-            (None, Trailer::None) => Ok(AuthStatus::Unauthenticated),
-            (None, _) => Err(ClientError::UnexpectedMac),
-            (Some(_), Trailer::CryptoNak) => Err(ClientError::CryptoNak),
-            (Some(_), Trailer::None) => Err(ClientError::MissingMac),
-            (Some(key), Trailer::Mac(mac)) => {
-                if mac.key_id != key.id() {
-                    return Err(ClientError::WrongKeyId {
-                        expected: key.id(),
-                        got: mac.key_id,
-                    });
-                }
-                let expected_len = digest_len_on_wire(packet.header().version, key.mac().tag_len());
-                if mac.digest.len() != expected_len
-                    || !verify_digest(key.mac(), packet.authenticated_bytes(), mac.digest)
-                {
-                    return Err(ClientError::BadMac { key_id: key.id() });
-                }
-                Ok(AuthStatus::SymmetricKey {
-                    key_id: key.id(),
-                    key_type: key.key_type(),
-                })
-            }
-        }
+        check_mac(self.key, packet)
     }
+}
 
-    /// RFC 5905 section 8's offset, delay and dispersion. Each difference of two
-    /// timestamps is era-safe (64-bit wrapping, RFC 5905 section 6); sums are
-    /// taken in i128 so nothing overflows.
-    fn sample(
-        &self,
-        h: &Header,
-        t4: NtpTimestamp,
-        auth: AuthStatus,
-    ) -> Result<Sample, ClientError> {
-        let (t1, t2, t3) = (self.send_time, h.receive_ts, h.transmit_ts);
-        if t2.is_zero() || t3.is_zero() {
-            return Err(ClientError::InvalidTimestamps);
+/// The four timestamps of one measurement (RFC 5905 section 8): T1 when the
+/// request left and T4 when the reply arrived, by our clock; T2 when the
+/// request arrived and T3 when the reply left, by the server's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ExchangeTimes {
+    pub(crate) t1: NtpTimestamp,
+    pub(crate) t2: NtpTimestamp,
+    pub(crate) t3: NtpTimestamp,
+    pub(crate) t4: NtpTimestamp,
+}
+
+/// The reply's MAC against the key of the request (constant-time), as RFC
+/// 5905 section 8's test 5 asks, for basic and interleaved replies alike.
+pub(crate) fn check_mac(
+    key: Option<&KeyEntry>,
+    packet: &Packet<'_>,
+) -> Result<AuthStatus, ClientError> {
+    match (key, packet.trailer()) {
+        (None, Trailer::None) => Ok(AuthStatus::Unauthenticated),
+        (None, _) => Err(ClientError::UnexpectedMac),
+        (Some(_), Trailer::CryptoNak) => Err(ClientError::CryptoNak),
+        (Some(_), Trailer::None) => Err(ClientError::MissingMac),
+        (Some(key), Trailer::Mac(mac)) => {
+            if mac.key_id != key.id() {
+                return Err(ClientError::WrongKeyId {
+                    expected: key.id(),
+                    got: mac.key_id,
+                });
+            }
+            let expected_len = digest_len_on_wire(packet.header().version, key.mac().tag_len());
+            if mac.digest.len() != expected_len
+                || !verify_digest(key.mac(), packet.authenticated_bytes(), mac.digest)
+            {
+                return Err(ClientError::BadMac { key_id: key.id() });
+            }
+            Ok(AuthStatus::SymmetricKey {
+                key_id: key.id(),
+                key_type: key.key_type(),
+            })
         }
-        let diff = |a: NtpTimestamp, b: NtpTimestamp| i128::from(a.duration_since(b).to_bits());
-        let round_trip = diff(t4, t1);
-        let server_time = diff(t3, t2);
-        if round_trip < 0 || server_time < 0 {
-            return Err(ClientError::InvalidTimestamps);
-        }
-        let offset = (diff(t2, t1) + diff(t3, t4)) as f64 / 2.0 / NTP_UNITS_PER_SECOND;
-        let delay = (round_trip - server_time) as f64 / NTP_UNITS_PER_SECOND;
-        let dispersion = 2f64.powi(i32::from(h.precision))
-            + 2f64.powi(i32::from(self.precision))
-            + PHI * (round_trip as f64 / NTP_UNITS_PER_SECOND);
-        let root_delay = h.root_delay.as_seconds_f64();
-        let root_dispersion = h.root_dispersion.as_seconds_f64();
-        let root_distance =
-            (root_delay + delay).max(MIN_DISPERSION) / 2.0 + root_dispersion + dispersion;
-        Ok(Sample {
-            offset,
-            delay,
-            dispersion,
-            stratum: h.stratum,
-            reference_id: h.reference_id,
-            leap: h.leap,
-            precision: h.precision,
-            root_delay,
-            root_dispersion,
-            root_distance,
-            version: h.version,
-            server_transmit: t3,
-            auth,
-        })
     }
+}
+
+/// What a reply that answers our request (mode and origin checked) gives:
+/// no Kiss-o'-Death, a synchronized server, consistent timestamps, a root
+/// distance of at most [`MAX_ROOT_DISTANCE`], then the sample of `times`.
+pub(crate) fn judge_reply(
+    h: &Header,
+    times: &ExchangeTimes,
+    client_precision: i8,
+    auth: AuthStatus,
+) -> Result<Sample, ClientError> {
+    // chrony, NTPsec and authtime announce an unsynchronized clock with
+    // leap 3, stratum 0 and reference id 0; a kiss code is ASCII.
+    if let Some(code) = h.kiss_code() {
+        return Err(ClientError::KissOfDeath {
+            code,
+            authenticated: auth != AuthStatus::Unauthenticated,
+        });
+    }
+    if h.leap == LeapIndicator::Unsynchronized || h.stratum == 0 || h.stratum >= 16 {
+        return Err(ClientError::Unsynchronized {
+            leap: h.leap,
+            stratum: h.stratum,
+            auth,
+        });
+    }
+    let sample = sample(h, times, client_precision, auth)?;
+    // RFC 5905 section 11.2.1: a root distance above MAXDIST makes the
+    // server unfit (NTPsec sends 7.95 s right after it syncs to its
+    // local clock). Not `>=`: exactly 1.5 s is still fit.
+    if sample.root_distance > MAX_ROOT_DISTANCE || sample.root_distance.is_nan() {
+        return Err(ClientError::RootDistanceTooLarge {
+            root_distance: NtpDuration::from_seconds_f64(sample.root_distance),
+            root_delay: h.root_delay,
+            root_dispersion: h.root_dispersion,
+            auth,
+        });
+    }
+    Ok(sample)
+}
+
+/// RFC 5905 section 8's offset, delay and dispersion. Each difference of two
+/// timestamps is era-safe (64-bit wrapping, RFC 5905 section 6); sums are
+/// taken in i128 so nothing overflows.
+fn sample(
+    h: &Header,
+    times: &ExchangeTimes,
+    client_precision: i8,
+    auth: AuthStatus,
+) -> Result<Sample, ClientError> {
+    let ExchangeTimes { t1, t2, t3, t4 } = *times;
+    if t2.is_zero() || t3.is_zero() {
+        return Err(ClientError::InvalidTimestamps);
+    }
+    let diff = |a: NtpTimestamp, b: NtpTimestamp| i128::from(a.duration_since(b).to_bits());
+    let round_trip = diff(t4, t1);
+    let server_time = diff(t3, t2);
+    if round_trip < 0 || server_time < 0 {
+        return Err(ClientError::InvalidTimestamps);
+    }
+    let offset = (diff(t2, t1) + diff(t3, t4)) as f64 / 2.0 / NTP_UNITS_PER_SECOND;
+    let delay = (round_trip - server_time) as f64 / NTP_UNITS_PER_SECOND;
+    let dispersion = 2f64.powi(i32::from(h.precision))
+        + 2f64.powi(i32::from(client_precision))
+        + PHI * (round_trip as f64 / NTP_UNITS_PER_SECOND);
+    let root_delay = h.root_delay.as_seconds_f64();
+    let root_dispersion = h.root_dispersion.as_seconds_f64();
+    let root_distance =
+        (root_delay + delay).max(MIN_DISPERSION) / 2.0 + root_dispersion + dispersion;
+    Ok(Sample {
+        offset,
+        delay,
+        dispersion,
+        stratum: h.stratum,
+        reference_id: h.reference_id,
+        leap: h.leap,
+        precision: h.precision,
+        root_delay,
+        root_dispersion,
+        root_distance,
+        version: h.version,
+        server_transmit: t3,
+        auth,
+    })
 }
 
 #[cfg(test)]

@@ -18,6 +18,9 @@
 //! - [`build_request`] and [`PendingRequest::process_response`]: the client
 //!   side, checking mode, origin timestamp, stratum, leap and MAC before a
 //!   [`Sample`] (offset, delay, dispersion) counts.
+//! - [`InterleavedClient`]: the client of RFC 9769's interleaved
+//!   client/server mode, whose samples use the server's exact transmit time
+//!   of its previous reply when the server offers it ([`SampleMode`]).
 //! - Every refusal is an error enum with one variant per cause, mapped to its
 //!   reaction ([`DropReason::reaction`], [`ClientError::reaction`]); events are
 //!   counted through [`ServerStats`].
@@ -30,6 +33,7 @@
 
 mod client;
 mod client_error;
+mod client_interleaved;
 mod drop_reason;
 pub mod interleaved;
 mod rate_limit;
@@ -46,10 +50,14 @@ pub use client::{
     AuthStatus, ClientConfig, MAX_ROOT_DISTANCE, PendingRequest, Sample, build_request,
 };
 pub use client_error::{ClientError, ClientReaction};
+pub use client_interleaved::{
+    InterleavedClient, InterleavedRequest, InterleavedSample, MAX_UNANSWERED, REQUEST_RANDOM_LEN,
+    SampleMode,
+};
 pub use drop_reason::{DropReason, Reaction};
 pub use rate_limit::{RateLimitConfig, RateLimiter, RateVerdict};
 pub use server::{Server, ServerAction};
 pub use server_batch::{BatchItem, MAX_BATCH};
 pub use server_config::{AuthFailurePolicy, ServerConfig, ServerConfigError};
-pub use server_prepared::PreparedReply;
+pub use server_prepared::{PreparedReply, interleaved_origin};
 pub use stats::{NoStats, ServerCounters, ServerStats};
