@@ -7,8 +7,8 @@ use authtime_keys::{KeyMaterial, KeySet, KeyType};
 use authtime_wire::{HEADER_LEN, Mode, NtpTimestamp, Packet, Trailer, digest_len_on_wire};
 
 use crate::{
-    AuthFailurePolicy, BatchItem, ClientConfig, NoStats, RateVerdict, Server, ServerAction,
-    ServerConfig, ServerCounters, build_request,
+    AuthFailurePolicy, BatchItem, ClientConfig, InterleavedClient, NoStats, REQUEST_RANDOM_LEN,
+    RateVerdict, SampleMode, Server, ServerAction, ServerConfig, ServerCounters, build_request,
 };
 
 /// The fixed keys of the harnesses: ids 1 to 5, one per key type.
@@ -204,6 +204,115 @@ pub fn client_process_response(data: &[u8]) {
     let _ = NoStats;
 }
 
+/// Bytes taken from the front of a fuzz input, zero once it runs out.
+struct Input<'a>(&'a [u8]);
+
+impl Input<'_> {
+    fn byte(&mut self) -> u8 {
+        let (&b, rest) = self.0.split_first().unwrap_or((&0, &[]));
+        self.0 = rest;
+        b
+    }
+
+    fn array<const N: usize>(&mut self) -> [u8; N] {
+        let mut out = [0u8; N];
+        for b in &mut out {
+            *b = self.byte();
+        }
+        out
+    }
+
+    fn timestamp(&mut self) -> NtpTimestamp {
+        NtpTimestamp::from_bits(u64::from_be_bytes(self.array()))
+    }
+
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        let n = n.min(self.0.len());
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        head.to_vec()
+    }
+}
+
+/// Drives an [`InterleavedClient`] (key `data[0] % 6`, 0: none) through at
+/// most 64 steps read from the rest of `data`, each chosen by the low two
+/// bits of its first byte: build a request (0), process a reply (1: its
+/// origin set to the request's transmit field with bit 6, to its receive
+/// field with bit 7, its MAC fixed with bit 5, so that the fuzzer reaches
+/// both kinds of sample), or set a send time (2, 3). Checks that a sample is finite, that an
+/// interleaved one measures an earlier request than it answers and a basic
+/// one the request it answers, and that a reply ends its request. Returns
+/// how many basic and interleaved samples came out.
+pub fn client_interleaved(data: &[u8]) -> [usize; 2] {
+    let mut input = Input(data);
+    let keys = fuzz_keys();
+    let key = keys.get(u32::from(input.byte() % 6));
+    let mut client = InterleavedClient::new(ClientConfig::default(), key);
+    let mut request = [0u8; 128];
+    let mut fields: Option<(NtpTimestamp, NtpTimestamp)> = None;
+    let mut samples = [0; 2];
+    for _ in 0..64 {
+        if input.0.is_empty() {
+            break;
+        }
+        let op = input.byte();
+        match op & 3 {
+            0 => {
+                let now = input.timestamp();
+                let random: [u8; REQUEST_RANDOM_LEN] = input.array();
+                let sent = client
+                    .build_request(now, random, &mut request)
+                    .expect("requests fit in 128 bytes");
+                let packet = Packet::decode(&request[..sent.len]).expect("requests decode");
+                let h = packet.header();
+                assert_eq!(h.transmit_ts, sent.transmit_ts);
+                assert!(!h.transmit_ts.is_zero() && h.transmit_ts != h.receive_ts);
+                assert_eq!(sent.asks_interleaved, !h.receive_ts.is_zero());
+                fields = Some((h.transmit_ts, h.receive_ts));
+            }
+            1 => {
+                let len = usize::from(input.byte());
+                let mut reply = input.bytes(len);
+                let t4 = input.timestamp();
+                if let (Some((transmit, receive)), Some(origin)) = (fields, reply.get_mut(24..32)) {
+                    match op >> 6 {
+                        1 => origin.copy_from_slice(&transmit.to_bits().to_be_bytes()),
+                        2 => origin.copy_from_slice(&receive.to_bits().to_be_bytes()),
+                        _ => {}
+                    }
+                }
+                if op & 0x20 != 0 {
+                    fix_mac(&mut reply, &keys);
+                }
+                let before = client.in_flight();
+                if let Ok(s) = client.process_response(&reply, t4) {
+                    let (answered, _) = before.expect("a sample answers a request in flight");
+                    assert_eq!(s.answered, answered);
+                    assert!(client.in_flight().is_none(), "one reply per request");
+                    match s.mode {
+                        SampleMode::Basic => {
+                            assert_eq!(s.measured, s.answered);
+                            samples[0] += 1;
+                        }
+                        SampleMode::Interleaved => {
+                            assert!(s.measured < s.answered);
+                            samples[1] += 1;
+                        }
+                    }
+                    assert!(s.sample.offset.is_finite() && s.sample.delay.is_finite());
+                    assert!(s.sample.dispersion.is_finite() && s.sample.dispersion >= 0.0);
+                }
+            }
+            _ => {
+                let seq = u64::from(input.byte());
+                let t1 = input.timestamp();
+                let _ = client.set_send_time(seq, t1);
+            }
+        }
+    }
+    samples
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,6 +354,58 @@ mod tests {
                 batch.extend((0..junk).map(|_| xorshift(&mut x)));
             }
             server_handle_batch(&batch);
+        }
+    }
+
+    /// A server that answers interleaved requests as chrony does: the
+    /// harness's op codes for a request, then for its reply with the origin
+    /// set to the receive field and the MAC fixed, reach interleaved samples.
+    #[test]
+    fn the_interleaved_harness_reaches_both_kinds_of_sample() {
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        for key_choice in 0..6u8 {
+            let keys = fuzz_keys();
+            let mut data = vec![key_choice];
+            let mut t = NtpTimestamp::from_unix(1_700_000_000, 0).to_bits();
+            for round in 0..20u64 {
+                // Request: now = t, random bytes.
+                data.push(0);
+                data.extend_from_slice(&t.to_be_bytes());
+                data.extend((0..REQUEST_RANDOM_LEN).map(|_| xorshift(&mut x)));
+                // A reply from a synchronized server; its origin is set by
+                // the harness: transmit field (0x40) for the first, receive
+                // field (0x80) for the others, MAC fixed. An interleaved
+                // reply carries the transmit time of the reply before.
+                let mut h = authtime_wire::Header::new(Mode::Server);
+                h.stratum = 2;
+                h.receive_ts = NtpTimestamp::from_bits(t + (1 << 20));
+                let previous = if round == 0 { t } else { t - (1 << 32) };
+                h.transmit_ts = NtpTimestamp::from_bits(previous + (1 << 21));
+                let mut reply = [0u8; 128];
+                let writer =
+                    authtime_wire::PacketWriter::new(&mut reply, &h).expect("reply header");
+                let len = match keys.get(u32::from(key_choice)) {
+                    Some(key) => {
+                        let n = digest_len_on_wire(4, key.mac().tag_len());
+                        writer.finish_with_mac(key.id(), &vec![0; n])
+                    }
+                    None => writer.finish(),
+                }
+                .expect("reply");
+                let mode = if round == 0 { 0x40 } else { 0x80 };
+                data.push(1 | 0x20 | mode);
+                data.push(len as u8);
+                data.extend_from_slice(&reply[..len]);
+                data.extend_from_slice(&(t + (1 << 22)).to_be_bytes());
+                t += 1 << 32;
+            }
+            assert_eq!(client_interleaved(&data), [1, 19], "key {key_choice}");
+            // And the same bytes cut anywhere, and random ones.
+            for cut in (0..data.len()).step_by(97) {
+                client_interleaved(&data[..cut]);
+            }
+            let noise: Vec<u8> = (0..600).map(|_| xorshift(&mut x)).collect();
+            client_interleaved(&noise);
         }
     }
 }
