@@ -177,7 +177,8 @@ mod tests {
         for i in 0..40u8 {
             let payload = [i; 48];
             let before = now_ns();
-            tx.send(&sender, &payload, Some(&to), i % 4 != 3).expect("send");
+            tx.send(&sender, &payload, Some(&to), i % 4 != 3)
+                .expect("send");
             sent.push((i, before, now_ns()));
         }
         let mut seen = Vec::new();
@@ -194,7 +195,10 @@ mod tests {
         assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), wanted);
         for (i, at) in seen {
             let (_, before, after) = sent[usize::from(i)];
-            assert!(before <= at && at <= after, "{i}: {before} <= {at} <= {after}");
+            assert!(
+                before <= at && at <= after,
+                "{i}: {before} <= {at} <= {after}"
+            );
         }
         // The queue is empty now.
         assert_eq!(reader.drain(&sender, |_| panic!("more")).expect("drain"), 0);

@@ -70,7 +70,10 @@ mod send;
 mod stamp;
 
 pub use error_queue::{LOOPED_LEN, TxStamp, TxStampReader};
-pub use options::{Timestamping, enable_drop_counter, enable_timestamps, wait_for_receive_stamps};
+pub use options::{
+    Timestamping, enable_drop_counter, enable_timestamps, set_receive_buffer,
+    wait_for_receive_stamps,
+};
 pub use peer::PeerName;
 pub use recv_batch::{BATCH, DATAGRAM_LEN, Datagram, RecvBatch};
 pub use recv_one::{Received, recv_one};

@@ -77,7 +77,10 @@ pub fn enable_drop_counter(socket: &impl AsRawFd) -> io::Result<()> {
 #[must_use]
 pub fn wait_for_receive_stamps(limit: std::time::Duration) -> bool {
     use std::net::UdpSocket;
-    let (Ok(a), Ok(b)) = (UdpSocket::bind("127.0.0.1:0"), UdpSocket::bind("127.0.0.1:0")) else {
+    let (Ok(a), Ok(b)) = (
+        UdpSocket::bind("127.0.0.1:0"),
+        UdpSocket::bind("127.0.0.1:0"),
+    ) else {
         return false;
     };
     let Ok(to) = b.local_addr() else {
@@ -100,4 +103,53 @@ pub fn wait_for_receive_stamps(limit: std::time::Duration) -> bool {
         }
     }
     false
+}
+
+/// Sets the socket's receive buffer to `bytes` as the kernel counts them
+/// (each datagram costs its data plus a few hundred bytes of bookkeeping),
+/// past `net.core.rmem_max` when the process may (`SO_RCVBUFFORCE`, with
+/// `CAP_NET_ADMIN`), else capped by it. Returns the size the kernel took.
+///
+/// # Errors
+/// The kernel refused both options.
+pub fn set_receive_buffer(socket: &impl AsRawFd, bytes: usize) -> io::Result<usize> {
+    // The kernel doubles the value it is given to leave room for its
+    // bookkeeping; ask for half so that the total is `bytes`.
+    let half = libc::c_int::try_from(bytes / 2).unwrap_or(libc::c_int::MAX);
+    if set_int(socket, libc::SO_RCVBUFFORCE, half).is_err() {
+        set_int(socket, libc::SO_RCVBUF, half)?;
+    }
+    let mut value: libc::c_int = 0;
+    let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `value` and `len` are live and describe a c_int; the
+    // descriptor is borrowed from a live socket.
+    let r = unsafe {
+        libc::getsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&raw mut value).cast(),
+            &raw mut len,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(usize::try_from(value).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_receive_buffer_is_what_the_kernel_took() {
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
+        let got = set_receive_buffer(&s, 64 * 1024).expect("set");
+        // Exactly the size asked for when it is below rmem_max or we may
+        // force it; never more.
+        assert!((4096..=64 * 1024).contains(&got), "{got}");
+        let small = set_receive_buffer(&s, 8192).expect("set");
+        assert!(small <= 8192, "{small}");
+    }
 }

@@ -222,7 +222,10 @@ mod tests {
                 assert_eq!(d.peer, Some(client.local_addr().expect("addr")));
                 let stamp = d.stamp.expect("kernel timestamp");
                 assert_eq!(stamp.source, StampSource::Kernel);
-                assert!((stamp.secs - before.as_secs() as i64).abs() <= 2, "{stamp:?}");
+                assert!(
+                    (stamp.secs - before.as_secs() as i64).abs() <= 2,
+                    "{stamp:?}"
+                );
                 got += 1;
             }
             let replies = (0..n).map(|i| (&b"reply"[..], batch.peer_name(i)));
@@ -285,7 +288,11 @@ mod tests {
         assert_eq!(batch.receive(&server).expect("receive"), 1);
         let drops = batch.kernel_drops();
         assert!(drops > 0);
-        assert_eq!(u64::from(drops) + total as u64, 2000, "{drops} dropped, {total} read");
+        assert_eq!(
+            u64::from(drops) + total as u64,
+            2000,
+            "{drops} dropped, {total} read"
+        );
     }
 
     fn socket_with_small_buffer() -> UdpSocket {

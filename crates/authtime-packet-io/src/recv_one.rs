@@ -103,7 +103,10 @@ mod tests {
         assert_eq!(got.peer, Some(a.local_addr().expect("addr")));
         assert!(!got.truncated);
         let stamp = got.stamp.expect("a kernel timestamp").unix_nanos();
-        assert!(stamp >= before.as_nanos() as i128 - 1_000_000, "{stamp} {before:?}");
+        assert!(
+            stamp >= before.as_nanos() as i128 - 1_000_000,
+            "{stamp} {before:?}"
+        );
         assert!(stamp <= after.as_nanos() as i128);
     }
 }

@@ -44,7 +44,9 @@ impl Stamp {
     /// A stamp from a `timespec` the kernel filled; `None` for the all-zero
     /// timespec the kernel uses for "no timestamp here", or a malformed one.
     pub(crate) fn from_timespec(ts: &libc::timespec, source: StampSource) -> Option<Self> {
-        let nanos = u32::try_from(ts.tv_nsec).ok().filter(|n| *n < 1_000_000_000)?;
+        let nanos = u32::try_from(ts.tv_nsec)
+            .ok()
+            .filter(|n| *n < 1_000_000_000)?;
         if ts.tv_sec == 0 && nanos == 0 {
             return None;
         }

@@ -12,7 +12,7 @@
 //! transmit timestamp and the request's receive timestamp as its origin.
 
 use authtime_keys::KeySet;
-use authtime_wire::{KissCode, NtpTimestamp};
+use authtime_wire::{Header, KissCode, NtpTimestamp};
 
 use crate::server::{
     Plan, PlannedTrailer, ReplyKind, encode_header, mark_transmit, reply_tag, report, write_planned,
@@ -50,6 +50,19 @@ impl<'k> PreparedReply<'k> {
         matches!(self.plan, Plan::Reply { .. })
     }
 
+    /// Whether `finish` will write a time reply (not a Kiss-o'-Death, not a
+    /// crypto-NAK): the replies a server counts by mode.
+    #[must_use]
+    pub fn is_time_reply(&self) -> bool {
+        matches!(
+            self.plan,
+            Plan::Reply {
+                kind: ReplyKind::Time,
+                ..
+            }
+        )
+    }
+
     /// The receive timestamp the reply carries, as sent (lowest bit set):
     /// the key under which a caller saves the reply's transmit time for an
     /// interleaved request that names it. `None` for a dropped request.
@@ -76,12 +89,7 @@ impl<'k> PreparedReply<'k> {
                 request,
                 kind: ReplyKind::Time,
                 ..
-            } if request.version == 4
-                && request.origin_ts.to_bits() & 1 == 1
-                && request.receive_ts != request.transmit_ts =>
-            {
-                Some(request.origin_ts)
-            }
+            } => interleaved_origin(&request),
             _ => None,
         }
     }
@@ -111,13 +119,7 @@ impl<'k> PreparedReply<'k> {
                 trailer,
                 failed_key,
             } => {
-                match interleaved {
-                    Some(previous) => {
-                        header.origin_ts = request.receive_ts;
-                        header.transmit_ts = mark_transmit(previous);
-                    }
-                    None => header.transmit_ts = basic_transmit(header.receive_ts, now),
-                }
+                set_transmit(&mut header, &request, now, interleaved);
                 Plan::Reply {
                     header,
                     request,
@@ -148,6 +150,36 @@ impl<'k> PreparedReply<'k> {
     }
 }
 
+/// The receive timestamp of an earlier reply that `request` names, when it
+/// asks for an interleaved reply: see [`PreparedReply::interleaved_origin`],
+/// which adds that a Kiss-o'-Death or crypto-NAK is never interleaved. For
+/// protocols that build the reply themselves (NTS).
+#[must_use]
+pub fn interleaved_origin(request: &Header) -> Option<NtpTimestamp> {
+    (request.version == 4
+        && request.origin_ts.to_bits() & 1 == 1
+        && request.receive_ts != request.transmit_ts)
+        .then_some(request.origin_ts)
+}
+
+/// Sets the transmit timestamp (and, interleaved, the origin) of `header`,
+/// the reply to `request`: `previous` as transmit and the request's receive
+/// timestamp as origin when given, else `now`.
+fn set_transmit(
+    header: &mut Header,
+    request: &Header,
+    now: NtpTimestamp,
+    previous: Option<NtpTimestamp>,
+) {
+    match previous {
+        Some(previous) => {
+            header.origin_ts = request.receive_ts;
+            header.transmit_ts = mark_transmit(previous);
+        }
+        None => header.transmit_ts = basic_transmit(header.receive_ts, now),
+    }
+}
+
 /// The transmit timestamp of a basic reply read at `now`, marked. When `now`
 /// equals the receive timestamp but for the marker bits (a clock read within
 /// a quarter nanosecond of the receive timestamp, or a caller that passes
@@ -163,6 +195,25 @@ fn basic_transmit(receive: NtpTimestamp, now: NtpTimestamp) -> NtpTimestamp {
 }
 
 impl Server {
+    /// The header of a time reply to `request` received at `recv_ts`, for
+    /// protocols that build the rest of the reply themselves (NTS, RFC 8915
+    /// section 5.7): interleaved with `previous` as transmit timestamp when
+    /// given and the request asks for it ([`interleaved_origin`]), else
+    /// basic with `now`. The timestamps are marked as in every reply.
+    #[must_use]
+    pub fn time_reply_header_at(
+        &self,
+        request: &Header,
+        recv_ts: NtpTimestamp,
+        now: NtpTimestamp,
+        previous: Option<NtpTimestamp>,
+    ) -> Header {
+        let mut header = self.time_reply_header(request, recv_ts, NtpTimestamp::ZERO);
+        let previous = previous.filter(|_| interleaved_origin(request).is_some());
+        set_transmit(&mut header, request, now, previous);
+        header
+    }
+
     /// Prepares the reply to one datagram that arrived at `recv_ts`: checks
     /// it and verifies its MAC, as [`Server::handle`] does, but leaves the
     /// transmit timestamp to [`PreparedReply::finish`]. Never panics, never
@@ -216,7 +267,7 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use authtime_keys::{KeyMaterial, KeyType};
-    use authtime_wire::{Header, Mode, Packet, Writer};
+    use authtime_wire::{Mode, Packet, Writer};
 
     use super::*;
     use crate::NoStats;
@@ -313,6 +364,43 @@ mod tests {
         assert_eq!(reply(&p, 0x2002, None).transmit_ts.to_bits(), 0x2002);
         // A clock stepped back between the two reads is served as it is.
         assert_eq!(reply(&p, 0x1000, None).transmit_ts.to_bits(), 0x1000);
+    }
+
+    #[test]
+    fn nts_headers_follow_the_same_rule() {
+        let server = Server::default();
+        let req = request(0x1001, 0x77, 0x55, 4);
+        let h = *Packet::decode(&req).expect("req").header();
+        assert_eq!(
+            interleaved_origin(&h),
+            Some(NtpTimestamp::from_bits(0x1001))
+        );
+        let recv = NtpTimestamp::from_bits(0x2000);
+        let now = NtpTimestamp::from_bits(0x3003);
+        let previous = Some(NtpTimestamp::from_bits(0x1500));
+        let r = server.time_reply_header_at(&h, recv, now, previous);
+        assert_eq!(
+            (
+                r.origin_ts.to_bits(),
+                r.receive_ts.to_bits(),
+                r.transmit_ts.to_bits()
+            ),
+            (0x77, 0x2001, 0x1500)
+        );
+        let r = server.time_reply_header_at(&h, recv, now, None);
+        assert_eq!(
+            (r.origin_ts.to_bits(), r.transmit_ts.to_bits()),
+            (0x55, 0x3002)
+        );
+        let basic = *Packet::decode(&request(0, 0, 0x55, 4))
+            .expect("req")
+            .header();
+        assert_eq!(interleaved_origin(&basic), None);
+        let r = server.time_reply_header_at(&basic, recv, now, previous);
+        assert_eq!(
+            (r.origin_ts.to_bits(), r.transmit_ts.to_bits()),
+            (0x55, 0x3002)
+        );
     }
 
     #[test]

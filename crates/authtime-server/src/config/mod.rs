@@ -7,6 +7,7 @@
 //! value (`ntp.listen[1]`) that [`crate::config::location`] maps to a line.
 
 pub mod clock;
+pub mod data_path;
 pub mod file;
 pub mod location;
 pub mod roughtime;
@@ -266,6 +267,17 @@ pub struct NtpSection {
     pub require_auth: bool,
     /// Worker threads per listen address, each with its own socket; 0 = one per CPU.
     pub workers: usize,
+    /// Serve interleaved mode (RFC 9769).
+    pub interleaved: bool,
+    /// Transmit times held for interleaved clients.
+    pub interleaved_table_size: usize,
+    /// Seconds a request may wait before it is read; older ones are dropped
+    /// (0: no bound).
+    pub max_request_age: f64,
+    /// Receive buffer of each NTP socket, bytes.
+    pub receive_buffer: usize,
+    /// Fraction of basic replies whose transmit error is measured.
+    pub accuracy_sample: f64,
 }
 
 impl Default for NtpSection {
@@ -279,6 +291,11 @@ impl Default for NtpSection {
             auth_failure: "drop".into(),
             require_auth: false,
             workers: 0,
+            interleaved: true,
+            interleaved_table_size: data_path::DEFAULT_INTERLEAVED_TABLE,
+            max_request_age: data_path::DEFAULT_MAX_REQUEST_AGE,
+            receive_buffer: data_path::DEFAULT_RECEIVE_BUFFER,
+            accuracy_sample: data_path::DEFAULT_ACCURACY_SAMPLE,
         }
     }
 }
@@ -392,6 +409,8 @@ pub struct Settings {
     pub clock: ClockSettings,
     /// Worker threads per listen address (resolved: never 0).
     pub workers: usize,
+    /// Interleaved mode, staleness, receive buffer, self-measurement.
+    pub data_path: data_path::DataPathSettings,
     /// Per-client limits, or `None` when rate limiting is off.
     pub rate_limit: Option<RateLimitConfig>,
     /// Allow and deny lists.
@@ -473,6 +492,7 @@ impl ConfigFile {
             }
             n => n,
         };
+        let data_path = data_path::validate(&self.ntp, &mut problems);
         let rate_limit = self.rate_limit.validate(&mut problems);
         let access = validate_access(&self.access, &mut problems);
         let metrics = self.metrics.listen.as_deref().and_then(|text| {
@@ -526,6 +546,7 @@ impl ConfigFile {
             keys,
             server,
             workers,
+            data_path,
             rate_limit,
             access,
             metrics,

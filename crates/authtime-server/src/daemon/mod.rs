@@ -36,6 +36,7 @@ use crate::metrics::write_family;
 use crate::ntp::key_store::KeyStore;
 use crate::ntp::nts_reply::NtsShared;
 use crate::ntp::sockets;
+use crate::ntp::timestamps::SharedTimestamps;
 use crate::ntp::worker::{self, Shared};
 use crate::nts::keys::RingKeeper;
 use authtime_nts::{NtsServer, RotationPolicy};
@@ -152,10 +153,14 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
 
     let mut groups: Vec<(SocketAddr, Vec<UdpSocket>)> = Vec::new();
     let mut kernel_timestamps = true;
+    let mut tx_stamps = true;
+    let mut receive_buffer = usize::MAX;
     for &addr in &settings.listen {
-        match sockets::bind_group(addr, settings.workers) {
-            Ok((bound, sockets, timestamps)) => {
-                kernel_timestamps &= timestamps;
+        match sockets::bind_group(addr, settings.workers, settings.data_path.receive_buffer) {
+            Ok((bound, sockets, support)) => {
+                kernel_timestamps &= support.rx_stamps;
+                tx_stamps &= support.tx_stamps;
+                receive_buffer = receive_buffer.min(support.receive_buffer);
                 groups.push((bound, sockets));
             }
             Err(e) if settings.listen_is_default && family_unavailable(&e) => {
@@ -188,6 +193,14 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         let watched = Arc::clone(&clock);
         metrics.add_renderer(move |out| crate::clock::state::render_metrics(&watched, out));
     }
+    let timestamps = settings
+        .data_path
+        .interleaved_table
+        .map(|size| Arc::new(SharedTimestamps::new(size)));
+    if let Some(table) = &timestamps {
+        let watched = Arc::clone(table);
+        metrics.add_renderer(move |out| render_table(&watched, out));
+    }
     let shared = Arc::new(Shared {
         server: Server::new(settings.server),
         clock: Arc::clone(&clock),
@@ -200,6 +213,10 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
             server: NtsServer::new(),
             keeper: Arc::clone(keeper),
         }),
+        timestamps: timestamps.clone(),
+        max_request_age: settings.data_path.max_request_age,
+        sample_every: settings.data_path.sample_every,
+        tx_stamps,
     });
     let mut running = Running {
         clock: Arc::clone(&clock),
@@ -269,6 +286,12 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         listen = ?running.listen,
         workers_per_address = settings.workers,
         kernel_timestamps,
+        kernel_transmit_timestamps = tx_stamps,
+        receive_buffer,
+        interleaved_table = %timestamps.as_ref().map_or_else(
+            || "off".to_owned(),
+            |t| format!("{} entries, {} KiB", t.capacity(), t.memory_bytes() / 1024)
+        ),
         keys = running.keys.current().len(),
         metrics = %running
             .metrics_addr
@@ -276,6 +299,24 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         "serving NTP"
     );
     Ok(running)
+}
+
+/// The interleaved table's size, for operators: how full it is.
+fn render_table(table: &SharedTimestamps, out: &mut String) {
+    crate::metrics::write_family(
+        out,
+        "authtime_ntp_interleaved_timestamps_held",
+        "gauge",
+        "Transmit times saved for interleaved clients and not yet asked for.",
+        &[(String::new(), table.held() as u64)],
+    );
+    crate::metrics::write_family(
+        out,
+        "authtime_ntp_interleaved_timestamps_capacity",
+        "gauge",
+        "Transmit times the interleaved table holds at most (ntp.interleaved-table-size).",
+        &[(String::new(), table.capacity() as u64)],
+    );
 }
 
 /// Opens the master-key store, loads or creates the ring, and exports the

@@ -8,6 +8,7 @@
 //! unknown ids share one label).
 
 pub(crate) mod http;
+pub mod served_time;
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,10 +25,13 @@ pub mod daemon_drop {
     pub const TOO_LARGE: &str = "too_large";
     /// The clock is unsynchronized and `[clock] unsynchronized = "drop"`.
     pub const UNSYNCHRONIZED: &str = "unsynchronized";
+    /// The request waited longer than `ntp.max-request-age` before the
+    /// server read it: its reply would have been stale.
+    pub const STALE: &str = "stale";
 }
 
 /// Drop reasons always shown (with 0), so dashboards see every series.
-const KNOWN_DROP_REASONS: [&str; 11] = [
+const KNOWN_DROP_REASONS: [&str; 12] = [
     "malformed",
     "unsupported_version",
     "not_a_request",
@@ -39,6 +43,7 @@ const KNOWN_DROP_REASONS: [&str; 11] = [
     daemon_drop::DENIED,
     daemon_drop::TOO_LARGE,
     daemon_drop::UNSYNCHRONIZED,
+    daemon_drop::STALE,
 ];
 
 /// Counts per label in a fixed table; labels beyond its size go to `overflow`.
@@ -210,6 +215,8 @@ pub struct WorkerCounters {
     /// d_SNTS: server time per NTS request (cookie opened, request
     /// authenticated, reply sealed), measured one by one.
     pub nts_time: LatencyHistogram,
+    /// The time served: modes, timestamp sources, measured error.
+    pub served: served_time::ServedTimeCounters,
 }
 
 impl WorkerCounters {
@@ -237,6 +244,7 @@ impl WorkerCounters {
         self.nts_dropped.merge(&o.nts_dropped);
         self.ntp_time.merge(&o.ntp_time);
         self.nts_time.merge(&o.nts_time);
+        self.served.merge(&o.served);
     }
 }
 
@@ -494,6 +502,7 @@ impl Metrics {
             "Server time per NTS request: cookie opened, request authenticated, reply sealed \
              (d_SNTS of the NTS paper).",
         );
+        t.served.render(&mut out);
         let mut family = |name: &str, kind: &str, help: &str, samples: &[(String, u64)]| {
             write_family(&mut out, name, kind, help, samples);
         };
@@ -525,7 +534,7 @@ impl Metrics {
     }
 }
 
-fn label(name: &str, value: &str) -> String {
+pub(crate) fn label(name: &str, value: &str) -> String {
     // Values are our own names and numbers: nothing to escape.
     format!("{{{name}=\"{value}\"}}")
 }

@@ -3,5 +3,8 @@
 
 pub(crate) mod key_store;
 pub(crate) mod nts_reply;
+pub(crate) mod reply;
 pub(crate) mod sockets;
+pub(crate) mod timestamps;
+pub(crate) mod tx_stamps;
 pub(crate) mod worker;

@@ -1,12 +1,15 @@
 //! NTS-protected NTP in the worker (RFC 8915 section 5): which datagrams are
-//! NTS requests, and answering one through [`NtsServer`] with the master
-//! keys in force.
+//! NTS requests, and answering one through [`NtsServer::respond_late`] with
+//! the master keys in force. The reply header (with its transmit timestamp)
+//! is built by the caller's closure, which `respond_late` calls after the
+//! cookie is opened, the request authenticated and the fresh cookies sealed,
+//! just before the reply is sealed under that header.
 
 use std::sync::Arc;
 
-use authtime_nts::{NtsServer, ServerAction as NtsAction};
-use authtime_proto::{Server, ServerAction};
-use authtime_wire::{Header, NtpTimestamp, Reader};
+use authtime_nts::{HeaderFor, NtsServer, ServerAction as NtsAction};
+use authtime_proto::ServerAction;
+use authtime_wire::Header;
 
 use crate::metrics::WorkerCounters;
 use crate::nts::keys::RingKeeper;
@@ -77,54 +80,67 @@ impl RandomPool {
     }
 }
 
-/// Answers one NTS request: a protected reply, an NTS NAK, or a drop, each
-/// counted. `out` must be at least as long as `request`.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the request, its times, the keys and the buffers"
-)]
+/// What [`answer`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NtsOutcome {
+    /// Send the first bytes of the output, or nothing.
+    pub(crate) action: ServerAction,
+    /// The output is a protected time reply (not a NAK).
+    pub(crate) time_reply: bool,
+}
+
+/// Answers one NTS request whose NTP header is `request_header`: a
+/// protected reply, an NTS NAK, or a drop, each counted. `out` must be at
+/// least as long as `request`. `reply_header` builds the reply's header at
+/// the last moment (see the module doc).
 pub(crate) fn answer(
     nts: &NtsShared,
-    ntp: &Server,
     request: &[u8],
-    recv_ts: NtpTimestamp,
-    tx_ts: NtpTimestamp,
     now_unix_secs: u64,
     random: &mut RandomPool,
     out: &mut [u8],
     counters: &mut WorkerCounters,
-) -> ServerAction {
+    reply_header: impl FnOnce(HeaderFor) -> Header,
+) -> NtsOutcome {
     counters.received += 1;
-    let Ok(header) = Header::decode(&mut Reader::new(request)) else {
-        counters.nts_dropped.add("malformed", 1);
-        return ServerAction::Drop(authtime_proto::DropReason::Nts);
-    };
-    let reply_header = ntp.time_reply_header(&header, recv_ts, tx_ts);
     let ring = nts.keeper.current();
     let mut rng = |buf: &mut [u8]| random.fill(buf);
     let started = std::time::Instant::now();
-    let result = nts
-        .server
-        .respond(request, &reply_header, &ring, now_unix_secs, &mut rng, out);
+    let result =
+        nts.server
+            .respond_late(request, &ring, now_unix_secs, &mut rng, out, reply_header);
     let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    if matches!(result, Ok(NtsAction::Reply { .. })) {
-        counters.nts_time.record(took, 1);
-    }
     match result {
         Ok(NtsAction::Reply { len, cookies }) => {
+            counters.nts_time.record(took, 1);
             counters.nts_answered += 1;
             counters.nts_cookies_issued += cookies as u64;
-            ServerAction::Send(len)
+            NtsOutcome {
+                action: ServerAction::Send(len),
+                time_reply: true,
+            }
         }
         Ok(NtsAction::Nak { len, reason }) => {
             counters.nts_naks.add(reason.name(), 1);
-            ServerAction::Send(len)
+            NtsOutcome {
+                action: ServerAction::Send(len),
+                time_reply: false,
+            }
         }
         Err(reason) => {
             counters.nts_dropped.add(reason.name(), 1);
-            ServerAction::Drop(authtime_proto::DropReason::Nts)
+            NtsOutcome {
+                action: ServerAction::Drop(authtime_proto::DropReason::Nts),
+                time_reply: false,
+            }
         }
     }
+}
+
+/// Counts an NTS request whose NTP header does not decode.
+pub(crate) fn count_malformed(counters: &mut WorkerCounters) {
+    counters.received += 1;
+    counters.nts_dropped.add("malformed", 1);
 }
 
 #[cfg(test)]

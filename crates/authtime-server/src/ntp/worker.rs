@@ -1,24 +1,31 @@
-//! One worker thread: receive a batch, filter it (size, access lists, rate
-//! limit), answer it through [`Server::handle_batch`], send the replies in one
-//! batch. All buffers are allocated when the worker starts.
+//! One worker thread: receive a batch (`recvmmsg`, kernel receive
+//! timestamps), sort it (staleness, size, access lists, rate limit, NTS or
+//! not), verify the MACs of the plain and MAC requests batched per key
+//! ([`Server::prepare_batch`]), then answer each request in arrival order
+//! with its own transmit timestamp and `sendmsg` ([`super::reply`], which
+//! says why), and read back the transmit timestamps the kernel returned
+//! ([`super::tx_stamps`]). All buffers are allocated when the worker starts.
 
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use authtime_packet_io::{BATCH, DATAGRAM_LEN, RecvBatch, SendBatch};
-use authtime_proto::{BatchItem, RateVerdict, Server, ServerAction};
+use authtime_packet_io::{BATCH, RecvBatch};
+use authtime_proto::{PreparedReply, RateVerdict, Server};
 use authtime_wire::NtpTimestamp;
 
+use super::key_store::{KeyStore, KeyView};
+use super::nts_reply::{NtsShared, RandomPool, is_nts_request};
+use super::reply::{ReplyPath, Request};
+use super::timestamps::SharedTimestamps;
 use crate::admission::access::AccessList;
 use crate::admission::client_limiter::ClientLimiter;
 use crate::clock;
 use crate::clock::state::{self as clock_state, ClockState, ClockView};
 use crate::config::clock::UnsyncPolicy;
+use crate::metrics::served_time::Source;
 use crate::metrics::{StatsSink, WorkerCounters, daemon_drop, lock};
-use crate::ntp::key_store::{KeyStore, KeyView};
-use crate::ntp::nts_reply::{self as nts_worker, NtsShared, RandomPool, is_nts_request};
 use crate::nts::keys::unix_now;
 
 /// What every worker shares.
@@ -37,6 +44,15 @@ pub(crate) struct Shared {
     pub(crate) started: Instant,
     /// NTS, when configured.
     pub(crate) nts: Option<NtsShared>,
+    /// Interleaved mode's transmit times, when it is on.
+    pub(crate) timestamps: Option<Arc<SharedTimestamps>>,
+    /// Requests older than this when read are dropped.
+    pub(crate) max_request_age: Option<Duration>,
+    /// Every this many basic replies, one's kernel transmit timestamp is
+    /// read to measure the error of the T3 served (0: never).
+    pub(crate) sample_every: u32,
+    /// The sockets return transmit timestamps when asked.
+    pub(crate) tx_stamps: bool,
 }
 
 /// Receive errors other than timeouts are logged at most this often per worker.
@@ -45,27 +61,34 @@ const ERROR_LOG_INTERVAL: Duration = Duration::from_secs(10);
 /// Serves `socket` until the stop flag is set.
 pub(crate) fn run(socket: &UdpSocket, shared: &Shared, counters: &Mutex<WorkerCounters>) {
     let mut rx = RecvBatch::new();
-    let mut tx: Box<[[u8; DATAGRAM_LEN]; BATCH]> = Box::new([[0; DATAGRAM_LEN]; BATCH]);
-    let mut send = SendBatch::new();
+    let mut path = ReplyPath::new(shared.tx_stamps, shared.sample_every);
     let mut keys = KeyView::new(&shared.keys);
     let mut random = RandomPool::new();
     let mut clock = ClockView::new(&shared.clock);
     let mut last_error_log: Option<Instant> = None;
+    let mut kernel_drops = 0u32;
+    let table = shared.timestamps.as_deref();
     while !shared.stop.load(Ordering::Relaxed) {
         match rx.receive(socket) {
-            Ok(0) => {}
-            Ok(n) => answer(
-                n,
-                socket,
-                shared,
-                &rx,
-                &mut tx,
-                &mut send,
-                &mut keys,
-                &mut random,
-                &mut clock,
-                counters,
-            ),
+            Ok(0) => path.read_tx_stamps(socket, table, &mut lock(counters)),
+            Ok(n) => {
+                let mut counters = lock(counters);
+                // Stamps that came back while the worker waited first, so
+                // that a client's next request finds its kernel time.
+                path.read_tx_stamps(socket, table, &mut counters);
+                let drops = rx.kernel_drops();
+                counters.served.kernel_drops += u64::from(drops.wrapping_sub(kernel_drops));
+                kernel_drops = drops;
+                let mut worker = Worker {
+                    socket,
+                    shared,
+                    path: &mut path,
+                    random: &mut random,
+                    counters: &mut counters,
+                };
+                worker.answer(n, &rx, &mut keys, &mut clock);
+                path.read_tx_stamps(socket, table, &mut counters);
+            }
             Err(e) => {
                 if last_error_log.is_none_or(|t| t.elapsed() >= ERROR_LOG_INTERVAL) {
                     tracing::warn!(error = %e, "receive failed");
@@ -78,138 +101,160 @@ pub(crate) fn run(socket: &UdpSocket, shared: &Shared, counters: &Mutex<WorkerCo
     }
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the worker's buffers, passed apart so that they borrow separately"
-)]
-fn answer(
-    n: usize,
-    socket: &UdpSocket,
-    shared: &Shared,
-    rx: &RecvBatch,
-    tx: &mut [[u8; DATAGRAM_LEN]; BATCH],
-    send: &mut SendBatch,
-    keys: &mut KeyView,
-    random: &mut RandomPool,
-    clock: &mut ClockView,
-    counters: &Mutex<WorkerCounters>,
-) {
-    // The clock right after the receive: the receive timestamp of datagrams
-    // without a kernel one.
-    let received_at = clock::now();
-    let now_ns = u64::try_from(shared.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    let keys = keys.refresh(&shared.keys);
-    let now_unix = unix_now();
-    let announcement = clock.announce(&shared.clock, clock::now_unix());
-    let mut counters = lock(counters);
-    counters.batches += 1;
-    if !announcement.is_synchronized() && shared.clock.unsynchronized_policy() == UnsyncPolicy::Drop
-    {
-        for _ in 0..n {
-            counters.drop_before_server(daemon_drop::UNSYNCHRONIZED);
-        }
-        return;
-    }
-    // Every reply of the batch (plain, MAC, NTS, Kiss-o'-Death) carries the
-    // clock fields of this announcement.
-    let server = Server::new(clock_state::apply(*shared.server.config(), &announcement));
-    let mut stats = StatsSink {
-        counters: &mut counters,
-        keys,
-    };
+/// How one datagram of a batch is answered.
+#[derive(Debug, Clone, Copy)]
+enum Route {
+    /// Dropped (and counted) while sorting.
+    Skip,
+    /// A plain or MAC request, prepared in slot `j` of the batch.
+    Batch(usize),
+    /// A request the rate limiter refused (RATE Kiss-o'-Death or drop).
+    Limited(RateVerdict),
+    /// An NTS request.
+    Nts,
+}
 
-    // Items answered by the batch fill slots from the front; rate-limited
-    // ones, answered one by one, from the back. `origin[slot]` is the datagram.
-    let mut items = tx
-        .each_mut()
-        .map(|out| BatchItem::new(&[], NtpTimestamp::ZERO, out));
-    let mut origin = [0usize; BATCH];
-    let (mut front, mut back) = (0, BATCH);
-    for i in 0..n {
-        let d = rx.datagram(i);
-        let recv_ts = d
-            .stamp
-            .map_or(received_at, |s| clock::from_realtime(s.secs, s.nanos));
-        if d.truncated {
-            stats.counters.drop_before_server(daemon_drop::TOO_LARGE);
-            continue;
+/// One batch's borrowings.
+struct Worker<'a> {
+    socket: &'a UdpSocket,
+    shared: &'a Shared,
+    path: &'a mut ReplyPath,
+    random: &'a mut RandomPool,
+    counters: &'a mut WorkerCounters,
+}
+
+impl Worker<'_> {
+    fn answer(&mut self, n: usize, rx: &RecvBatch, keys: &mut KeyView, clock: &mut ClockView) {
+        let shared = self.shared;
+        // The clock right after the receive: the receive timestamp of
+        // datagrams without a kernel one, and the reference for their age.
+        let received_at = clock::now();
+        let now_ns = u64::try_from(shared.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let keys = keys.refresh(&shared.keys);
+        let now_unix = unix_now();
+        let announcement = clock.announce(&shared.clock, clock::now_unix());
+        self.counters.batches += 1;
+        if !announcement.is_synchronized()
+            && shared.clock.unsynchronized_policy() == UnsyncPolicy::Drop
+        {
+            for _ in 0..n {
+                self.counters
+                    .drop_before_server(daemon_drop::UNSYNCHRONIZED);
+            }
+            return;
         }
-        let Some(peer) = d.peer else {
-            stats.counters.drop_before_server(daemon_drop::DENIED);
-            continue;
-        };
-        if !shared.access.is_open() && !shared.access.allows(peer.ip()) {
-            stats.counters.drop_before_server(daemon_drop::DENIED);
-            continue;
-        }
-        let verdict = shared
-            .limiter
-            .as_ref()
-            .map_or(RateVerdict::Allow, |l| l.check(peer.ip(), now_ns));
-        if let Some(nts) = shared.nts.as_ref().filter(|_| is_nts_request(d.data)) {
-            back -= 1;
-            origin[back] = i;
-            let item = &mut items[back];
-            item.action = if verdict == RateVerdict::Allow {
-                nts_worker::answer(
-                    nts,
-                    &server,
-                    d.data,
-                    recv_ts,
-                    clock::now(),
-                    now_unix,
-                    random,
-                    item.out,
-                    stats.counters,
-                )
-            } else {
-                stats.counters.received += 1;
-                stats.counters.rate_limited += 1;
-                stats.counters.nts_dropped.add("rate_limited", 1);
-                ServerAction::Drop(authtime_proto::DropReason::RateLimited)
+        // Every reply of the batch (plain, MAC, NTS, Kiss-o'-Death) carries the
+        // clock fields of this announcement.
+        let server = Server::new(clock_state::apply(*shared.server.config(), &announcement));
+
+        let mut routes = [Route::Skip; BATCH];
+        let mut recv = [NtpTimestamp::ZERO; BATCH];
+        let mut batch: [(&[u8], NtpTimestamp); BATCH] = [(&[], NtpTimestamp::ZERO); BATCH];
+        let mut m = 0;
+        for i in 0..n {
+            let d = rx.datagram(i);
+            let source = d.stamp.map_or(Source::Daemon, |s| Source::from(s.source));
+            self.counters.served.rx_source[source as usize] += 1;
+            recv[i] = d
+                .stamp
+                .map_or(received_at, |s| clock::from_realtime(s.secs, s.nanos));
+            if let (Some(max), Some(_)) = (shared.max_request_age, d.stamp) {
+                let age = received_at.duration_since(recv[i]).as_nanos();
+                if age > max.as_nanos() as i128 {
+                    self.counters.drop_before_server(daemon_drop::STALE);
+                    continue;
+                }
+            }
+            if d.truncated {
+                self.counters.drop_before_server(daemon_drop::TOO_LARGE);
+                continue;
+            }
+            let Some(peer) = d.peer else {
+                self.counters.drop_before_server(daemon_drop::DENIED);
+                continue;
             };
-            continue;
+            if !shared.access.is_open() && !shared.access.allows(peer.ip()) {
+                self.counters.drop_before_server(daemon_drop::DENIED);
+                continue;
+            }
+            let verdict = shared
+                .limiter
+                .as_ref()
+                .map_or(RateVerdict::Allow, |l| l.check(peer.ip(), now_ns));
+            routes[i] = if shared.nts.is_some() && is_nts_request(d.data) {
+                if verdict == RateVerdict::Allow {
+                    Route::Nts
+                } else {
+                    self.counters.received += 1;
+                    self.counters.rate_limited += 1;
+                    self.counters.nts_dropped.add("rate_limited", 1);
+                    Route::Skip
+                }
+            } else if verdict == RateVerdict::Allow {
+                batch[m] = (d.data, recv[i]);
+                m += 1;
+                Route::Batch(m - 1)
+            } else {
+                Route::Limited(verdict)
+            };
         }
-        if verdict == RateVerdict::Allow {
-            items[front].request = d.data;
-            items[front].recv_ts = recv_ts;
-            origin[front] = i;
-            front += 1;
-        } else {
-            back -= 1;
-            origin[back] = i;
-            let item = &mut items[back];
-            item.action = server.handle_limited(
-                d.data,
-                verdict,
-                recv_ts,
-                clock::now(),
-                keys,
-                item.out,
-                &mut stats,
-            );
-        }
-    }
-    let started = Instant::now();
-    server.handle_batch(&mut items[..front], clock::now(), keys, &mut stats);
-    if front > 0 {
-        let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        stats
-            .counters
-            .ntp_time
-            .record(took / front as u64, front as u64);
-    }
 
-    let replies = (0..front).chain(back..BATCH).filter_map(|slot| {
-        let item = &items[slot];
-        match item.action {
-            ServerAction::Send(len) => Some((&item.out[..len], rx.peer_name(origin[slot]))),
-            ServerAction::Drop(_) => None,
+        let started = Instant::now();
+        let mut prepared = [PreparedReply::empty(); BATCH];
+        server.prepare_batch(&batch[..m], keys, &mut prepared[..m]);
+        let prepared_ns = match m {
+            0 => 0,
+            m => u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX) / m as u64,
+        };
+
+        let table = shared.timestamps.as_deref();
+        for (i, route) in routes.iter().enumerate().take(n) {
+            let request = Request {
+                data: rx.datagram(i).data,
+                recv_ts: recv[i],
+                peer: rx.peer_name(i),
+            };
+            match *route {
+                Route::Skip => {}
+                Route::Batch(j) => {
+                    let mut stats = StatsSink {
+                        counters: self.counters,
+                        keys,
+                    };
+                    self.path.send_ntp(
+                        self.socket,
+                        &prepared[j],
+                        &request,
+                        table,
+                        prepared_ns,
+                        &mut stats,
+                    );
+                }
+                Route::Limited(verdict) => {
+                    let reply =
+                        server.prepare_limited(request.data, verdict, request.recv_ts, keys);
+                    let mut stats = StatsSink {
+                        counters: self.counters,
+                        keys,
+                    };
+                    self.path
+                        .send_ntp(self.socket, &reply, &request, table, 0, &mut stats);
+                }
+                Route::Nts => {
+                    if let Some(nts) = &shared.nts {
+                        self.path.send_nts(
+                            self.socket,
+                            nts,
+                            &server,
+                            &request,
+                            table,
+                            now_unix,
+                            self.random,
+                            self.counters,
+                        );
+                    }
+                }
+            }
         }
-    });
-    let refused = send.send(socket, replies);
-    if refused > 0 {
-        stats.counters.send_errors += refused as u64;
-        tracing::debug!(refused, "the kernel refused replies");
     }
 }

@@ -14,6 +14,11 @@ use crate::config::NtsSettings;
 use crate::config::roughtime::RoughtimeSettings;
 use crate::metrics::Metrics;
 use crate::ntp::sockets;
+
+/// Receive buffer of each Roughtime UDP socket, bytes as the kernel counts
+/// them: room for a few hundred 1 KB requests, so that a busy worker's next
+/// batch fills (one signature per batch).
+const RECEIVE_BUFFER: usize = 416 * 1024;
 use crate::nts::keys::unix_now;
 use crate::roughtime::keys::{RoughtimeKeys, open_roughtime_store};
 use crate::roughtime::metrics::RoughtimeMetrics;
@@ -101,7 +106,7 @@ pub(crate) fn start(
         running.threads.push(thread);
     }
     for &addr in &settings.listen {
-        let (bound, udp, _) = match sockets::bind_group(addr, settings.workers) {
+        let (bound, udp, _) = match sockets::bind_group(addr, settings.workers, RECEIVE_BUFFER) {
             Ok(group) => group,
             Err(e) if settings.listen_is_default && family_unavailable(&e) => {
                 tracing::warn!(%addr, error = %e, "address family unavailable; no Roughtime there");
