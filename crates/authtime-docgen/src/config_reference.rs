@@ -188,6 +188,57 @@ const NTP: Section = Section {
             text: "Worker threads per listen address, each with its own SO_REUSEPORT socket; \
                    0 is one per CPU, at most 256. --workers replaces it.",
         },
+        Key {
+            name: "interleaved",
+            kind: ValueKind::Bool,
+            choices: &[],
+            default: DefaultValue::Value("true"),
+            text: "Serve interleaved mode (RFC 9769): a client that asks for it (chronyd's \
+                   xleave) gets, in each reply, the kernel's transmit timestamp of the previous \
+                   reply to it, read back after that reply left, instead of a clock reading \
+                   taken before it left. Plain, MAC and NTS requests. Off: every request gets a \
+                   basic reply.",
+        },
+        Key {
+            name: "interleaved-table-size",
+            kind: ValueKind::Integer,
+            choices: &[],
+            default: DefaultValue::Value("65536"),
+            text: "Transmit times held for interleaved clients, one per client between two of \
+                   its requests, 24 bytes each (the default is 1.5 MiB), 4 to 16777216; all \
+                   workers share them. When it is full the oldest is overwritten and that \
+                   client's next reply is basic (authtime_ntp_interleaved_evictions_total).",
+        },
+        Key {
+            name: "max-request-age",
+            kind: ValueKind::Float,
+            choices: &[],
+            default: DefaultValue::Value("0.01"),
+            text: "Seconds a request may wait in the socket before the server reads it (from \
+                   its kernel receive timestamp); older requests are dropped and counted \
+                   (authtime_ntp_dropped_total{reason=\"stale\"}) rather than answered late. 0 \
+                   is no bound, at most 60.",
+        },
+        Key {
+            name: "receive-buffer",
+            kind: ValueKind::Integer,
+            choices: &[],
+            default: DefaultValue::Value("524288"),
+            text: "Receive buffer of each NTP socket in bytes, as the kernel counts them (about \
+                   1 KB per queued request): a few milliseconds of requests at full load, so \
+                   that under overload the kernel drops what the server could only answer \
+                   late (authtime_ntp_kernel_receive_drops_total). Set past \
+                   net.core.rmem_max when the daemon starts as root. 4096 to 268435456.",
+        },
+        Key {
+            name: "accuracy-sample",
+            kind: ValueKind::Float,
+            choices: &[],
+            default: DefaultValue::Value("0.01"),
+            text: "Fraction of basic replies whose kernel transmit timestamp is read back to \
+                   measure how early the transmit timestamp served was \
+                   (authtime_ntp_transmit_timestamp_error_seconds); 0 never, 1 every reply.",
+        },
     ],
 };
 
