@@ -18,7 +18,7 @@ pub const BEGIN: &str =
 pub const END: &str = "<!-- interop-matrix:end -->";
 
 /// Columns in their table order; a feature not listed sorts last.
-const FEATURE_ORDER: [&str; 11] = [
+const FEATURE_ORDER: [&str; 12] = [
     "NTS-KE",
     "AEAD",
     "cookies",
@@ -27,6 +27,7 @@ const FEATURE_ORDER: [&str; 11] = [
     "key group",
     "plain NTP",
     "symmetric key",
+    "interleaved",
     "handshake",
     "Roughtime",
     "Roughtime malfeasance",
