@@ -1310,7 +1310,7 @@ _authtime() {
             return 0
             ;;
         authtime__subcmd__query)
-            opts="-h -V --key-file --key-id --count --timeout --interval --json --nts --ca --cookie-store --roughtime-servers --roughtime-quorum --clock-unknown --assume-local-time --help --version"
+            opts="-h -V --key-file --key-id --count --timeout --interval --json --interleaved --nts --ca --cookie-store --roughtime-servers --roughtime-quorum --clock-unknown --assume-local-time --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

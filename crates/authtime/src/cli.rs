@@ -158,6 +158,22 @@ const QUERY_HELP: &str = "Prints one line per reply: offset and delay in seconds
      or a server unfit by RFC 5905's root distance: max(10 ms, root delay + round-trip delay) / 2 + root dispersion + the sample's dispersion, over 1.5 s, \
      shown as root_distance_too_large with --json; with --nts its fresh cookies are still kept). \
      With several queries the first of 1, 3 in that order wins.\n\n\
+     With --interleaved (RFC 9769), the --count requests go out on one socket, --interval \
+     apart, each echoing the server's previous reply (its receive timestamp as origin, our \
+     receive time as receive). A server that serves interleaved mode (chronyd) then answers \
+     with the time its previous reply really left, taken by its kernel or network card, \
+     instead of the time it read its clock before sending: the sample (of the previous \
+     exchange) is exact. The first reply is always basic (there is nothing to echo yet), and \
+     chronyd answers the second in basic mode too (it keeps transmit timestamps only of \
+     replies to requests that ask for interleaved mode): hence --count defaults to 4 there \
+     (2 interleaved samples from chronyd) and must be at least 2. T1 and T4 are the kernel's \
+     transmit timestamps of our requests and receive timestamps of the replies, or the clock \
+     read next to the system call where the kernel gives none. Each line names the mode of \
+     its sample (basic or interleaved) and where T1 and T4 came from; the last line counts \
+     the interleaved samples, or says that the server answered in basic mode only. Exit \
+     codes as above: a basic-only server that answers every request exits 0. Works with \
+     --key-file/--key-id; --nts is refused (authtime's NTS client has no interleaved mode). \
+     docs/interleaved.md explains what is measured.\n\n\
      With --nts, the server is an NTS-KE server: authtime runs NTS-KE (TLS 1.3), then sends \
      NTS-protected requests to the NTP server it names, using each cookie once and keeping the \
      fresh ones; an NTS NAK makes it redo NTS-KE once, and so does a session from --cookie-store \
@@ -175,6 +191,7 @@ const QUERY_HELP: &str = "Prints one line per reply: offset and delay in seconds
      docs/nts.md explains this answer to chrony's nocerttimecheck.\n\n\
      Examples:\n  authtime query 127.0.0.1:11123\n  \
      authtime query ntp.example.net --key-file ntp.keys --key-id 1 --count 4 --json\n  \
+     authtime query 127.0.0.1:11123 --interleaved --count 8 --interval 0.5\n  \
      authtime query --nts time.cloudflare.com\n  \
      authtime query --nts localhost:14460 --ca nts-ca.pem --count 3 --cookie-store nts.cookies\n  \
      authtime query --nts time.cloudflare.com --roughtime-servers ecosystem.json --json";
@@ -239,8 +256,14 @@ pub struct QueryArgs {
     /// Key id to authenticate with.
     #[arg(long, value_name = "N", requires = "key_file")]
     pub key_id: Option<u32>,
-    /// Number of queries.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    /// Number of queries (4 by default with --interleaved: the first reply is
+    /// always basic, and chronyd answers the second in basic mode too).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        default_value_if("interleaved", "true", "4")
+    )]
     pub count: u32,
     /// Seconds to wait for each reply.
     #[arg(long, value_name = "S", default_value_t = 2.0)]
@@ -251,6 +274,15 @@ pub struct QueryArgs {
     /// Print a JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// RFC 9769 interleaved mode: exact offsets from servers that serve it
+    /// (chronyd). Not with --nts.
+    ///
+    /// Each request echoes the server's last reply, so that a server that
+    /// serves interleaved mode answers with the exact time that reply left.
+    /// All requests go out on one socket; T1 and T4 are kernel timestamps
+    /// where the kernel gives them.
+    #[arg(long)]
+    pub interleaved: bool,
     /// Use NTS (RFC 8915): HOST[:PORT] is the NTS-KE server (port 4460 by default).
     #[arg(long, conflicts_with_all = ["key_file", "key_id"])]
     pub nts: bool,

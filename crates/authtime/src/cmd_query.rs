@@ -123,6 +123,9 @@ impl Failure {
 /// Bad arguments, an unreadable key file, a key id it does not hold, a host
 /// that does not resolve, a socket that cannot be opened.
 pub fn query(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outcome> {
+    if args.interleaved {
+        return crate::cmd_query_interleaved::query_interleaved(args, streams);
+    }
     if args.nts {
         return crate::cmd_query_nts::query_nts(args, streams);
     }
@@ -132,39 +135,9 @@ pub fn query(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outc
     let timeout = seconds("--timeout", args.timeout, 0.001, 60.0)?;
     let interval = seconds("--interval", args.interval, 0.0, 3600.0)?;
     let target = resolve(&args.server)?;
-    let keys = match &args.key_file {
-        Some(path) => {
-            let (keys, warnings) =
-                authtime_keys::KeySet::load(path, None).map_err(|e| anyhow!(e))?;
-            for w in &warnings {
-                writeln!(streams.stderr, "authtime: warning: {w}")?;
-            }
-            Some(keys)
-        }
-        None => None,
-    };
-    let key = match (&keys, args.key_id) {
-        (Some(keys), Some(id)) => Some(keys.get(id).ok_or_else(|| {
-            let ids: Vec<String> = keys.iter().map(|k| k.id().to_string()).collect();
-            anyhow!(
-                "--key-id {id}: not in the key file (it holds {})",
-                if ids.is_empty() {
-                    "no keys".into()
-                } else {
-                    ids.join(", ")
-                }
-            )
-        })?),
-        _ => None,
-    };
-    let local: SocketAddr = match target {
-        SocketAddr::V4(_) => (IpAddr::from([0u8; 4]), 0).into(),
-        SocketAddr::V6(_) => (IpAddr::from([0u16; 8]), 0).into(),
-    };
-    let socket = UdpSocket::bind(local).context("cannot open a UDP socket")?;
-    socket
-        .connect(target)
-        .with_context(|| format!("cannot reach {target}"))?;
+    let keys = load_keys(args, streams)?;
+    let key = pick_key(keys.as_ref(), args.key_id)?;
+    let socket = connect_udp(target)?;
 
     let mut results = Vec::new();
     for i in 0..args.count {
@@ -173,13 +146,9 @@ pub fn query(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outc
         }
         let mut result = exchange(&socket, key, timeout);
         if let (Some(key), Err(Failure::NoAnswer(reason))) = (key, &result)
-            && exchange(&socket, None, timeout).is_ok()
+            && let Some(refused) = refused_key(&socket, key, reason, timeout)
         {
-            result = Err(Failure::Authentication(format!(
-                "{reason}, but the server answers unauthenticated requests: it does not \
-                 accept key {} (unknown key id, other key bytes or type)",
-                key.id()
-            )));
+            result = Err(refused);
         }
         if !args.json {
             print_line(streams, target, &result)?;
@@ -190,6 +159,73 @@ pub fn query(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outc
         print_json(streams, &args.server, target, &results, None)?;
     }
     Ok(verdict(target, &results))
+}
+
+/// The key file of `--key-file`, its warnings written to standard error.
+pub(crate) fn load_keys(
+    args: &QueryArgs,
+    streams: &mut Streams<'_>,
+) -> anyhow::Result<Option<authtime_keys::KeySet>> {
+    let Some(path) = &args.key_file else {
+        return Ok(None);
+    };
+    let (keys, warnings) = authtime_keys::KeySet::load(path, None).map_err(|e| anyhow!(e))?;
+    for w in &warnings {
+        writeln!(streams.stderr, "authtime: warning: {w}")?;
+    }
+    Ok(Some(keys))
+}
+
+/// Key `id` of `keys`, or an error naming the ids the file holds.
+pub(crate) fn pick_key(
+    keys: Option<&authtime_keys::KeySet>,
+    id: Option<u32>,
+) -> anyhow::Result<Option<&KeyEntry>> {
+    let (Some(keys), Some(id)) = (keys, id) else {
+        return Ok(None);
+    };
+    let key = keys.get(id).ok_or_else(|| {
+        let ids: Vec<String> = keys.iter().map(|k| k.id().to_string()).collect();
+        anyhow!(
+            "--key-id {id}: not in the key file (it holds {})",
+            if ids.is_empty() {
+                "no keys".into()
+            } else {
+                ids.join(", ")
+            }
+        )
+    })?;
+    Ok(Some(key))
+}
+
+/// A UDP socket on the wildcard address of `target`'s family, connected to it.
+pub(crate) fn connect_udp(target: SocketAddr) -> anyhow::Result<UdpSocket> {
+    let local: SocketAddr = match target {
+        SocketAddr::V4(_) => (IpAddr::from([0u8; 4]), 0).into(),
+        SocketAddr::V6(_) => (IpAddr::from([0u16; 8]), 0).into(),
+    };
+    let socket = UdpSocket::bind(local).context("cannot open a UDP socket")?;
+    socket
+        .connect(target)
+        .with_context(|| format!("cannot reach {target}"))?;
+    Ok(socket)
+}
+
+/// After a keyed request got no answer (`reason`): one plain request tells
+/// a server that refuses our key (the failure returned) from a silent one.
+pub(crate) fn refused_key(
+    socket: &UdpSocket,
+    key: &KeyEntry,
+    reason: &str,
+    timeout: Duration,
+) -> Option<Failure> {
+    exchange(socket, None, timeout).ok().map(|_| {
+        Failure::Authentication(format!(
+            "{reason}, but the server answers unauthenticated requests: it does not \
+             accept key {} (unknown key id, other key bytes or type)",
+            key.id()
+        ))
+    })
 }
 
 pub(crate) fn seconds(flag: &str, value: f64, min: f64, max: f64) -> anyhow::Result<Duration> {
@@ -290,7 +326,7 @@ pub(crate) fn exchange(
     })
 }
 
-fn is_auth_error(e: &ClientError) -> bool {
+pub(crate) fn is_auth_error(e: &ClientError) -> bool {
     matches!(
         e,
         ClientError::BadMac { .. }
@@ -316,7 +352,7 @@ fn mac_name(key_type: KeyType) -> &'static str {
     }
 }
 
-fn auth_text(auth: AuthStatus) -> String {
+pub(crate) fn auth_text(auth: AuthStatus) -> String {
     match auth {
         AuthStatus::Unauthenticated => "not authenticated".into(),
         AuthStatus::Nts { aead_id } => format!(
@@ -368,81 +404,104 @@ pub(crate) fn print_json(
     results: &[Result<Sample, Failure>],
     extra: Option<(&str, serde_json::Value)>,
 ) -> anyhow::Result<()> {
-    let replies: Vec<_> = results
-        .iter()
-        .map(|r| match r {
-            Ok(s) => {
-                let (key_id, key_type) = match s.auth {
-                    AuthStatus::Unauthenticated | AuthStatus::Nts { .. } => (None, None),
-                    AuthStatus::SymmetricKey { key_id, key_type } => {
-                        (Some(key_id), Some(key_type.chrony_name()))
-                    }
-                };
-                json!({
-                    "ok": true,
-                    "offset": s.offset,
-                    "delay": s.delay,
-                    "dispersion": s.dispersion,
-                    "stratum": s.stratum,
-                    "reference_id": s.reference_id.to_string(),
-                    "leap": leap_name(s.leap),
-                    "version": s.version,
-                    "root_delay": s.root_delay,
-                    "root_dispersion": s.root_dispersion,
-                    "root_distance": s.root_distance,
-                    "authenticated": s.auth != AuthStatus::Unauthenticated,
-                    "auth": auth_kind(s.auth),
-                    "key_id": key_id,
-                    "key_type": key_type,
-                })
-            }
-            Err(Failure::Unsynchronized {
-                reason,
-                leap,
-                stratum,
-                auth,
-            }) => json!({
-                "ok": false,
-                "answered": true,
-                "error": "unsynchronized",
-                "reason": reason,
-                "stratum": stratum,
-                "leap": leap_name(*leap),
-                "authenticated": *auth != AuthStatus::Unauthenticated,
-                "auth": auth_kind(*auth),
-            }),
-            Err(Failure::Unfit {
-                reason,
-                root_distance,
-                root_delay,
-                root_dispersion,
-                auth,
-            }) => json!({
-                "ok": false,
-                "answered": true,
-                "error": "root_distance_too_large",
-                "reason": reason,
-                "root_distance": root_distance,
-                "max_root_distance": authtime_proto::MAX_ROOT_DISTANCE,
-                "root_delay": root_delay,
-                "root_dispersion": root_dispersion,
-                "authenticated": *auth != AuthStatus::Unauthenticated,
-                "auth": auth_kind(*auth),
-            }),
-            Err(f) => {
-                json!({ "ok": false, "answered": false, "error": f.kind(), "reason": f.reason() })
-            }
-        })
-        .collect();
-    let outcome = verdict(target, results);
+    let replies: Vec<_> = results.iter().map(reply_json).collect();
+    write_json(
+        streams,
+        server,
+        target,
+        replies,
+        &verdict(target, results),
+        extra.into_iter(),
+    )
+}
+
+/// The JSON object of one query's result.
+pub(crate) fn reply_json(result: &Result<Sample, Failure>) -> serde_json::Value {
+    match result {
+        Ok(s) => {
+            let (key_id, key_type) = match s.auth {
+                AuthStatus::Unauthenticated | AuthStatus::Nts { .. } => (None, None),
+                AuthStatus::SymmetricKey { key_id, key_type } => {
+                    (Some(key_id), Some(key_type.chrony_name()))
+                }
+            };
+            json!({
+                "ok": true,
+                "offset": s.offset,
+                "delay": s.delay,
+                "dispersion": s.dispersion,
+                "stratum": s.stratum,
+                "reference_id": s.reference_id.to_string(),
+                "leap": leap_name(s.leap),
+                "version": s.version,
+                "root_delay": s.root_delay,
+                "root_dispersion": s.root_dispersion,
+                "root_distance": s.root_distance,
+                "authenticated": s.auth != AuthStatus::Unauthenticated,
+                "auth": auth_kind(s.auth),
+                "key_id": key_id,
+                "key_type": key_type,
+            })
+        }
+        Err(Failure::Unsynchronized {
+            reason,
+            leap,
+            stratum,
+            auth,
+        }) => json!({
+            "ok": false,
+            "answered": true,
+            "error": "unsynchronized",
+            "reason": reason,
+            "stratum": stratum,
+            "leap": leap_name(*leap),
+            "authenticated": *auth != AuthStatus::Unauthenticated,
+            "auth": auth_kind(*auth),
+        }),
+        Err(Failure::Unfit {
+            reason,
+            root_distance,
+            root_delay,
+            root_dispersion,
+            auth,
+        }) => json!({
+            "ok": false,
+            "answered": true,
+            "error": "root_distance_too_large",
+            "reason": reason,
+            "root_distance": root_distance,
+            "max_root_distance": authtime_proto::MAX_ROOT_DISTANCE,
+            "root_delay": root_delay,
+            "root_dispersion": root_dispersion,
+            "authenticated": *auth != AuthStatus::Unauthenticated,
+            "auth": auth_kind(*auth),
+        }),
+        Err(f) => {
+            json!({ "ok": false, "answered": false, "error": f.kind(), "reason": f.reason() })
+        }
+    }
+}
+
+/// Prints the JSON object of a query: server, address, the replies, the
+/// exit code of `outcome`, and `extra` members.
+pub(crate) fn write_json<'a>(
+    streams: &mut Streams<'_>,
+    server: &str,
+    target: SocketAddr,
+    replies: Vec<serde_json::Value>,
+    outcome: &Outcome,
+    extra: impl Iterator<Item = (&'a str, serde_json::Value)>,
+) -> anyhow::Result<()> {
     let mut out = json!({
         "server": server,
         "address": target.to_string(),
         "replies": replies,
         "exit_code": outcome.exit_code(),
     });
-    if let (Some((name, value)), Some(map)) = (extra, out.as_object_mut()) {
-        map.insert(name.to_owned(), value);
+    if let Some(map) = out.as_object_mut() {
+        for (name, value) in extra {
+            map.insert(name.to_owned(), value);
+        }
     }
     writeln!(streams.stdout, "{}", serde_json::to_string_pretty(&out)?)?;
     Ok(())

@@ -32,6 +32,7 @@ pub mod cmd_mac_list;
 pub mod cmd_nts_cert;
 pub mod cmd_nts_kek;
 pub mod cmd_query;
+pub mod cmd_query_interleaved;
 pub mod cmd_query_nts;
 pub mod cmd_roughtime;
 pub mod cmd_roughtime_keys;

@@ -29,7 +29,7 @@ impl Direction {
 /// One proven fact. `feature` is one of the matrix's columns: `NTS-KE`,
 /// `AEAD`, `cookies`, `NTS NTP` (NTS-protected exchanges accepted),
 /// `NAK recovery`, `key group`, `plain NTP`,
-/// `symmetric key`, `handshake`, `Roughtime`,
+/// `symmetric key`, `interleaved` (RFC 9769), `handshake`, `Roughtime`,
 /// `Roughtime malfeasance`; `result` says what was seen (for example
 /// `AEAD_AES_SIV_CMAC_256 (15)`, `X25519MLKEM768`, `3.1 ms median of 5`).
 pub(crate) struct Row<'a> {
