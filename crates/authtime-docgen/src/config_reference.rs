@@ -213,11 +213,14 @@ const NTP: Section = Section {
             name: "max-request-age",
             kind: ValueKind::Float,
             choices: &[],
-            default: DefaultValue::Value("0.01"),
+            default: DefaultValue::Value("0.1"),
             text: "Seconds a request may wait in the socket before the server reads it (from \
                    its kernel receive timestamp); older requests are dropped and counted \
-                   (authtime_ntp_dropped_total{reason=\"stale\"}) rather than answered late. 0 \
-                   is no bound, at most 60.",
+                   (authtime_ntp_dropped_total{reason=\"stale\"}) rather than answered late, \
+                   so that a starved or overloaded server spends its time on fresh requests. \
+                   Under load the receive buffer (receive-buffer) keeps waits far shorter; \
+                   this bound is for a server that was not scheduled. 0 is no bound, at most \
+                   60.",
         },
         Key {
             name: "receive-buffer",

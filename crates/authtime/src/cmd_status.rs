@@ -18,6 +18,8 @@ use serde_json::json;
 
 use crate::{Outcome, Streams};
 
+mod served_time;
+
 /// Arguments of `authtime status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
@@ -26,7 +28,9 @@ pub struct StatusArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Also ask the running server at HOST[:PORT] (plain NTP, port 123 by
-    /// default) what it announces, and show it beside the reading.
+    /// default) what it announces, and show it beside the reading; with a
+    /// [metrics] endpoint in the configuration, also what its metrics say
+    /// about the time it served (modes, timestamp sources, transmit error).
     #[arg(long, value_name = "HOST[:PORT]")]
     pub server: Option<String>,
     /// Print a JSON object instead of text.
@@ -42,8 +46,11 @@ pub const STATUS_HELP: &str = "Reads the clock-state source of the configuration
      the reason.\n\nExit codes: 0 synchronized, 3 unsynchronized (or the source cannot be read), \
      2 bad usage or configuration. With a [roughtime] section, the radius the Roughtime server \
      signs with this reading is shown too (none while unsynchronized). With --server, the running server is asked too (one plain \
-     query) and what it announces is printed beside the reading; the exit code still follows \
-     the reading.\n\nExamples:\n  authtime status\n  authtime status --config \
+     query) and what it announces is printed beside the reading; with a [metrics] endpoint in \
+     the configuration, what the server measured about the time it served is read from it: \
+     replies by mode (basic, interleaved), timestamps by source (daemon, kernel, hardware), \
+     the error of its basic transmit timestamps, stale and dropped requests. The exit code \
+     still follows the reading.\n\nExamples:\n  authtime status\n  authtime status --config \
      /etc/authtime/authtime.toml --server 127.0.0.1 --json";
 
 fn leap_text(leap: LeapIndicator) -> &'static str {
@@ -78,16 +85,33 @@ pub fn status(args: &StatusArgs, streams: &mut Streams<'_>) -> anyhow::Result<Ou
     };
     let a = announce(&snapshot, now, &settings.clock.policy);
     let live = args.server.as_deref().map(ask_server).transpose()?;
+    let served = match (&args.server, settings.metrics) {
+        (None, _) => None,
+        (Some(_), None) => Some(Err(
+            "no [metrics] endpoint in the configuration: what the server measured is not shown"
+                .to_owned(),
+        )),
+        (Some(_), Some(addr)) => Some(
+            served_time::scrape(addr)
+                .map(|page| served_time::summarize(&page))
+                .map_err(|e| format!("{e:#}")),
+        ),
+    };
     if args.json {
-        print_json(
-            streams,
+        let mut out = status_json(
             &reader,
             &snapshot,
             error.as_deref(),
             &a,
             live.as_ref(),
             settings.roughtime.as_ref().map(|rt| rt.max_radius),
-        )?;
+        );
+        out["served_time"] = match &served {
+            None => serde_json::Value::Null,
+            Some(Ok(s)) => s.json.clone(),
+            Some(Err(e)) => json!({ "unavailable": e }),
+        };
+        writeln!(streams.stdout, "{}", serde_json::to_string_pretty(&out)?)?;
     } else {
         print_text(streams, &reader, &snapshot, error.as_deref(), &a)?;
         if let Some(rt) = &settings.roughtime {
@@ -99,6 +123,15 @@ pub fn status(args: &StatusArgs, streams: &mut Streams<'_>) -> anyhow::Result<Ou
         }
         if let Some(live) = &live {
             writeln!(streams.stdout, "server:    {}: {}", live.target, live.text)?;
+        }
+        match &served {
+            None => {}
+            Some(Ok(s)) => {
+                for line in &s.text {
+                    writeln!(streams.stdout, "{line}")?;
+                }
+            }
+            Some(Err(e)) => writeln!(streams.stdout, "served:    {e}")?,
         }
     }
     Ok(match a.unsynchronized {
@@ -248,15 +281,14 @@ fn reference_time_text(a: &Announcement) -> String {
     format!("{} s ago", now.secs.saturating_sub(t.secs))
 }
 
-fn print_json(
-    streams: &mut Streams<'_>,
+fn status_json(
     reader: &SourceReader,
     snapshot: &Snapshot,
     error: Option<&str>,
     a: &Announcement,
     live: Option<&Live>,
     roughtime_max_radius: Option<u32>,
-) -> anyhow::Result<()> {
+) -> serde_json::Value {
     let now = authtime_server::clock::now_unix();
     let roughtime = roughtime_max_radius.map(|max| {
         let radius = radius(a);
@@ -266,7 +298,7 @@ fn print_json(
             "max_radius": max,
         })
     });
-    let out = json!({
+    json!({
         "source": reader.kind().name(),
         "source_detail": reader.to_string(),
         "reading": reading_text(snapshot, error),
@@ -284,7 +316,5 @@ fn print_json(
         },
         "server": live.map(|l| json!({ "address": l.target.to_string(), "reply": l.json })),
         "roughtime": roughtime,
-    });
-    writeln!(streams.stdout, "{}", serde_json::to_string_pretty(&out)?)?;
-    Ok(())
+    })
 }

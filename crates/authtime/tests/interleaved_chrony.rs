@@ -106,7 +106,10 @@ fn check(samples: &Samples, serve: &Serve, what: &str) {
         serve.scrape()
     );
     let served = serve.metric("authtime_ntp_replies_total{mode=\"interleaved\"}");
-    assert!(served >= WANTED as u64, "{what}: the server counted {served}");
+    assert!(
+        served >= WANTED as u64,
+        "{what}: the server counted {served}"
+    );
     assert!(serve.metric("authtime_ntp_transmit_timestamps_total{source=\"kernel\"}") >= served);
 }
 

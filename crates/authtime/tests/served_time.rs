@@ -165,15 +165,26 @@ fn interleaved_replies_carry_the_kernel_transmit_time_whatever_port_and_worker()
             );
             if let Some(daemon) = basic_daemon_t3 {
                 let after = ns(h.transmit_ts, daemon);
-                assert!(after > 0, "reply {i}: {after} ns after the daemon's reading");
+                assert!(
+                    after > 0,
+                    "reply {i}: {after} ns after the daemon's reading"
+                );
                 checked_against_daemon += 1;
             }
             basic_daemon_t3 = None;
         } else {
-            assert_eq!(h.origin_ts.to_bits(), tx_cookie, "reply {i}: a bogus origin");
+            assert_eq!(
+                h.origin_ts.to_bits(),
+                tx_cookie,
+                "reply {i}: a bogus origin"
+            );
             basic_daemon_t3 = Some(h.transmit_ts);
         }
-        assert_eq!(h.receive_ts.to_bits() & 1, 1, "receive timestamps are marked");
+        assert_eq!(
+            h.receive_ts.to_bits() & 1,
+            1,
+            "receive timestamps are marked"
+        );
         origin = h.receive_ts.to_bits();
         last = Some(reply);
         // Clients poll far slower; this leaves the server the few
@@ -182,7 +193,11 @@ fn interleaved_replies_carry_the_kernel_transmit_time_whatever_port_and_worker()
     }
     // Request 0 has no origin and request 1 names a reply that was not
     // saved (request 0 did not ask for interleaved mode): 10 can be.
-    assert!(interleaved >= 9, "{interleaved} of 10 interleaved:\n{}", serve.scrape());
+    assert!(
+        interleaved >= 9,
+        "{interleaved} of 10 interleaved:\n{}",
+        serve.scrape()
+    );
     assert_eq!(checked_against_daemon, 1);
     assert_eq!(
         serve.metric("authtime_ntp_transmit_timestamps_total{source=\"kernel\"}"),
@@ -211,7 +226,12 @@ fn rss_kib(pid: u32) -> u64 {
 fn many_clients(socket: &UdpSocket, to: SocketAddr, clients: u64) -> u64 {
     let mut t2 = Vec::with_capacity(clients as usize);
     for c in 0..clients {
-        t2.push(exchange(socket, to, &request(0, 0, c + 1)).header.receive_ts.to_bits());
+        t2.push(
+            exchange(socket, to, &request(0, 0, c + 1))
+                .header
+                .receive_ts
+                .to_bits(),
+        );
     }
     for (c, origin) in t2.iter_mut().enumerate() {
         let c = c as u64;
@@ -240,11 +260,17 @@ fn more_interleaved_clients_than_entries_fall_back_to_basic_in_bounded_memory() 
     let capacity = serve.metric("authtime_ntp_interleaved_timestamps_capacity");
     assert_eq!(capacity, 64);
     let interleaved = many_clients(&socket, serve.addr, 300);
-    assert!(interleaved <= capacity, "{interleaved} interleaved with {capacity} entries");
+    assert!(
+        interleaved <= capacity,
+        "{interleaved} interleaved with {capacity} entries"
+    );
     let evicted = serve.metric("authtime_ntp_interleaved_evictions_total");
     assert!(evicted >= 300 - capacity, "{evicted} evictions");
     let not_found = serve.metric("authtime_ntp_interleaved_fallbacks_total{reason=\"not_found\"}");
-    assert!(not_found >= 300 + (300 - interleaved), "{not_found} fallbacks");
+    assert!(
+        not_found >= 300 + (300 - interleaved),
+        "{not_found} fallbacks"
+    );
     assert!(serve.metric("authtime_ntp_interleaved_timestamps_held") <= capacity);
     // Ten times the clients: the table does not grow.
     let before = rss_kib(serve.process.pid());
@@ -284,4 +310,62 @@ fn requests_older_than_the_bound_are_dropped_not_answered_late() {
     let reply = exchange(&socket, serve.addr, &request(0, 0, 7));
     assert_eq!(reply.header.origin_ts.to_bits(), 7);
     assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn status_shows_what_the_server_measured_about_the_time_it_served() {
+    let dir = TempDir::new("status-served");
+    let serve = serve(&dir, 2, "accuracy-sample = 1");
+    let socket = client();
+    let mut origin = 0;
+    for i in 0..6u64 {
+        let h = exchange(&socket, serve.addr, &request(origin, 0x100 + i, 0x200 + i)).header;
+        origin = h.receive_ts.to_bits();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The configuration `authtime status` reads: the server's clock and the
+    // port its metrics endpoint got.
+    let config = dir.path("status.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "{}[metrics]\nlisten = \"{}\"\n",
+            ntp_support::LAB_CLOCK,
+            serve.metrics
+        ),
+    )
+    .expect("config");
+    let addr = serve.addr.to_string();
+    let config_arg = config.display().to_string();
+    let out = ntp_support::authtime(&[
+        "status",
+        "--config",
+        &config_arg,
+        "--server",
+        &addr,
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", ntp_support::text_of(&out));
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("status --json prints JSON");
+    let served = &json["served_time"];
+    // Two basic replies to the client above, one to `status` itself.
+    assert_eq!(served["replies"]["basic"], 3, "{served}");
+    assert_eq!(served["replies"]["interleaved"], 4, "{served}");
+    assert_eq!(served["transmit_timestamps"]["kernel"], 4, "{served}");
+    assert_eq!(served["interleaved_table"]["capacity"], 65536, "{served}");
+    // Every basic reply was sampled: three measured errors, each positive
+    // (the reply left after its timestamp) and under a second.
+    assert_eq!(served["transmit_error"]["samples"], 3, "{served}");
+    let mean = served["transmit_error"]["mean_seconds"]
+        .as_f64()
+        .expect("a mean");
+    assert!(mean > 0.0 && mean < 1.0, "{mean}");
+    // The text form says the same in words.
+    let out = ntp_support::authtime(&["status", "--config", &config_arg, "--server", &addr]);
+    let text = ntp_support::text(&out.stdout);
+    assert!(
+        text.contains("8 time replies: 4 basic, 4 interleaved"),
+        "{text}"
+    );
 }

@@ -12,7 +12,7 @@ pub const DEFAULT_INTERLEAVED_TABLE: usize = 65_536;
 /// Largest `interleaved-table-size` (384 MiB).
 pub const MAX_INTERLEAVED_TABLE: usize = 1 << 24;
 /// Default `max-request-age`, seconds.
-pub const DEFAULT_MAX_REQUEST_AGE: f64 = 0.01;
+pub const DEFAULT_MAX_REQUEST_AGE: f64 = 0.1;
 /// Default `receive-buffer`, bytes as the kernel counts them.
 pub const DEFAULT_RECEIVE_BUFFER: usize = 512 * 1024;
 /// Default `accuracy-sample`: one basic reply in 100.
