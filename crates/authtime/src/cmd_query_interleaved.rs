@@ -304,7 +304,11 @@ pub fn query_interleaved(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow:
     let key = pick_key(keys.as_ref(), args.key_id)?;
     let socket = connect_udp(target)?;
     let support = enable_timestamps(&socket, true);
-    let receive_stamps = support.receive && wait_for_receive_stamps(RECEIVE_STAMPS_WAIT);
+    if support.receive {
+        // Without stamps yet, the first replies fall back to the clock (and
+        // say so): no reason to stop.
+        let _ = wait_for_receive_stamps(RECEIVE_STAMPS_WAIT);
+    }
     let mut session = Session {
         socket,
         client: InterleavedClient::new(ClientConfig::default(), key),
@@ -329,7 +333,7 @@ pub fn query_interleaved(args: &QueryArgs, streams: &mut Streams<'_>) -> anyhow:
         .map(|q| q.as_ref().map(|(s, _)| *s).map_err(Clone::clone))
         .collect();
     let outcome = verdict(target, &results);
-    let summary = Summary::of(&queries, receive_stamps, support.transmit);
+    let summary = Summary::of(&queries, support.receive, support.transmit);
     if args.json {
         let replies = queries.iter().map(query_json).collect();
         let extra = [("interleaved", summary.json())];
@@ -426,21 +430,33 @@ impl Summary {
         }
     }
 
+    /// Where T1 and T4 of the samples came from: `T1 from kernel transmit
+    /// timestamps in 4 of them, T4 from kernel receive timestamps in 4`.
     fn stamps(&self) -> String {
-        let t1 = if self.transmit_stamps {
-            format!(
-                "T1 from kernel transmit timestamps in {} of them",
-                self.t1_kernel
-            )
-        } else {
-            "T1 from the clock (the kernel gives no transmit timestamps here)".into()
+        let part = |name: &str, kind: &str, of: &str, stamped: usize, supported: bool| {
+            if !supported {
+                return format!(
+                    "{name} from the clock (the kernel gives no {kind} timestamps here)"
+                );
+            }
+            let others = if stamped < self.samples {
+                " (the clock in the others)"
+            } else {
+                ""
+            };
+            format!("{name} from kernel {kind} timestamps in {stamped}{of}{others}")
         };
-        let t4 = if self.receive_stamps {
-            format!("T4 from kernel receive timestamps in {}", self.t4_kernel)
-        } else {
-            "T4 from the clock (the kernel gives no receive timestamps here)".into()
-        };
-        format!("{t1}, {t4}")
+        format!(
+            "{}, {}",
+            part(
+                "T1",
+                "transmit",
+                " of them",
+                self.t1_kernel,
+                self.transmit_stamps
+            ),
+            part("T4", "receive", "", self.t4_kernel, self.receive_stamps)
+        )
     }
 
     fn text(&self) -> String {
@@ -504,7 +520,11 @@ mod tests {
         ];
         let s = Summary::of(&basic, true, true);
         assert!(s.text().starts_with(BASIC_ONLY), "{}", s.text());
-        assert!(s.text().contains("in 1 of them"), "{}", s.text());
+        assert!(
+            s.text().contains("in 1 of them (the clock in the others)"),
+            "{}",
+            s.text()
+        );
         assert_eq!(s.json()["basic_only"], true);
         let mixed = [
             how(SampleMode::Basic, TimeSource::Kernel),
