@@ -502,3 +502,77 @@ fn fields_never_collide() {
         Err(ClientError::OutputTooSmall)
     );
 }
+
+/// The client against this crate's own server core: `Server::prepare`, then
+/// `PreparedReply::finish` with the transmit time a `TimestampTable` saved
+/// for the reply the request names, as authtime's workers do (a transmit
+/// time saved only for replies to requests that ask for interleaved mode).
+#[test]
+fn authtimes_own_server_core_gives_exact_interleaved_samples() {
+    use crate::interleaved::{TimestampTable, TxSource};
+    use crate::{NoStats, Server, ServerAction};
+
+    let keys = keys();
+    for key_id in [None, Some(3)] {
+        let server = Server::default();
+        let mut table = TimestampTable::new(64);
+        let mut client =
+            InterleavedClient::new(ClientConfig::default(), key_id.and_then(|id| keys.get(id)));
+        let mut now_ns: i128 = 0;
+        let mut modes = Vec::new();
+        for n in 0..6u8 {
+            let mut request = [0u8; 128];
+            let sent = client
+                .build_request(ntp(now_ns), [n; REQUEST_RANDOM_LEN], &mut request)
+                .expect("request");
+            let arrival_ns = now_ns + ONE_WAY_NS;
+            let prepared = server.prepare(
+                &request[..sent.len],
+                ntp(arrival_ns + SERVER_AHEAD_NS),
+                &keys,
+            );
+            let previous = prepared
+                .interleaved_origin()
+                .and_then(|origin| table.take(origin))
+                .map(|saved| saved.tx);
+            let mut reply = [0u8; 128];
+            let read_t3 = ntp(arrival_ns + READ_T3_NS + SERVER_AHEAD_NS);
+            let ServerAction::Send(len) =
+                prepared.finish(read_t3, previous, &mut reply, &mut NoStats)
+            else {
+                panic!("no reply to request {n}");
+            };
+            let departure_ns = arrival_ns + READ_T3_NS + SEND_COST_NS;
+            if let (Some(rx), Some(_)) = (prepared.receive_ts(), prepared.interleaved_origin()) {
+                table.insert(rx, ntp(departure_ns + SERVER_AHEAD_NS), TxSource::Kernel);
+            }
+            let s = client
+                .process_response(&reply[..len], ntp(departure_ns + ONE_WAY_NS))
+                .expect("sample");
+            match s.mode {
+                SampleMode::Basic => assert_basic(&s),
+                SampleMode::Interleaved => assert_exact(&s),
+            }
+            assert_eq!(
+                s.sample.auth != AuthStatus::Unauthenticated,
+                key_id.is_some()
+            );
+            modes.push(s.mode);
+            now_ns += INTERVAL_NS;
+        }
+        // Nothing to echo in the first request; no transmit time saved for
+        // the reply to the first, basic one: interleaved from the third on.
+        assert_eq!(
+            modes,
+            [
+                SampleMode::Basic,
+                SampleMode::Basic,
+                SampleMode::Interleaved,
+                SampleMode::Interleaved,
+                SampleMode::Interleaved,
+                SampleMode::Interleaved
+            ],
+            "key {key_id:?}"
+        );
+    }
+}
