@@ -15,16 +15,22 @@ pub mod clock_estimate;
 pub mod cpu_time;
 pub mod cycle_counter;
 pub mod load_ntp;
+pub mod load_ntp_accuracy;
+pub mod load_ntp_schedule;
 pub mod load_nts;
 pub mod load_nts_stats;
 pub mod load_roughtime;
 pub mod machine;
+pub mod netns;
 pub mod openssl_evp;
 pub mod openssl_speed;
 pub mod plot;
 pub mod rate;
 pub mod report;
 pub mod roughtime_lab_server;
+pub mod scheduling;
+pub mod section_accuracy;
+pub mod section_accuracy_report;
 pub mod section_mac;
 pub mod section_ntp;
 pub mod section_nts;
@@ -60,11 +66,13 @@ pub enum SectionId {
     Tesla,
     /// Issue 21: Roughtime cost by batch size, responses per second vs roughenough.
     Roughtime,
+    /// Issue 26: how early served transmit timestamps are, authtime vs chronyd.
+    Accuracy,
 }
 
 impl SectionId {
     /// All sections, in report order.
-    pub const ALL: [SectionId; 8] = [
+    pub const ALL: [SectionId; 9] = [
         Self::Mac,
         Self::Rfc1810,
         Self::Partial,
@@ -73,6 +81,7 @@ impl SectionId {
         Self::Nts,
         Self::Tesla,
         Self::Roughtime,
+        Self::Accuracy,
     ];
 
     /// The name `--only` takes.
@@ -87,6 +96,7 @@ impl SectionId {
             Self::Tesla => "tesla",
             Self::Nts => "nts",
             Self::Roughtime => "roughtime",
+            Self::Accuracy => "accuracy",
         }
     }
 
@@ -100,7 +110,7 @@ impl SectionId {
             .find(|s| s.name() == name)
             .ok_or_else(|| {
                 format!(
-                    "unknown lab section `{name}` (sections: mac, rfc1810, partial, stack, ntp, nts, tesla, roughtime)"
+                    "unknown lab section `{name}` (sections: mac, rfc1810, partial, stack, ntp, nts, tesla, roughtime, accuracy)"
                 )
             })
     }
@@ -195,6 +205,7 @@ pub fn run(opts: &LabOptions, progress: &mut Progress<'_>) -> Result<Vec<report:
             SectionId::Tesla => section_tesla::run(opts.quick, progress)?,
             SectionId::Nts => section_nts::run(opts.quick, progress)?,
             SectionId::Roughtime => section_roughtime::run(opts.quick, progress)?,
+            SectionId::Accuracy => section_accuracy::run(opts.quick, progress)?,
         };
         sections.push(section);
     }

@@ -895,7 +895,6 @@ pub fn cdf_points(p: &Percentiles, points: usize) -> Vec<(f64, f64)> {
         .collect()
 }
 
-
 /// A kernel timestamp as a `SystemTime`; a stamp before 1970 (never seen) is
 /// taken as 1970.
 fn system_time(stamp: authtime_packet_io::Stamp) -> std::time::SystemTime {

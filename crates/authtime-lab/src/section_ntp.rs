@@ -9,7 +9,7 @@
 //! passing and the first failing rate. Every process started here is killed
 //! when its guard is dropped, on every path.
 
-#![allow(unsafe_code, reason = "sched_setaffinity, sysconf and geteuid FFI")]
+#![allow(unsafe_code, reason = "sysconf and geteuid FFI")]
 
 use std::{
     fs,
@@ -28,6 +28,7 @@ use crate::{
     load_ntp::{self, LoadOptions, LoadReport},
     plot::{Plot, Series},
     report::{Section, Table},
+    scheduling::{pin, pin_process},
 };
 
 /// A trial passes below this loss.
@@ -123,19 +124,19 @@ pub fn search_rate(
 }
 
 /// A child process killed (and reaped) when dropped.
-struct ServerProcess {
-    child: Child,
-    name: &'static str,
-    log: PathBuf,
+pub(crate) struct ServerProcess {
+    pub(crate) child: Child,
+    pub(crate) name: &'static str,
+    pub(crate) log: PathBuf,
 }
 
 impl ServerProcess {
-    fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// An error when the process has exited, with the end of its log.
-    fn check_alive(&mut self) -> Result<(), String> {
+    pub(crate) fn check_alive(&mut self) -> Result<(), String> {
         match self.child.try_wait() {
             Ok(None) => Ok(()),
             Ok(Some(status)) => Err(format!(
@@ -158,17 +159,22 @@ impl Drop for ServerProcess {
 }
 
 /// A temporary directory removed when dropped.
-struct TempDir(PathBuf);
+pub(crate) struct TempDir(PathBuf);
 
 impl TempDir {
     fn new() -> Result<Self, String> {
-        let dir = std::env::temp_dir().join(format!("authtime-lab-ntp-{}", std::process::id()));
+        Self::named("ntp")
+    }
+
+    /// `authtime-lab-TAG-PID` in the temporary directory, empty.
+    pub(crate) fn named(tag: &str) -> Result<Self, String> {
+        let dir = std::env::temp_dir().join(format!("authtime-lab-{tag}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         Ok(Self(dir))
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.0.join(name)
     }
 }
@@ -179,7 +185,7 @@ impl Drop for TempDir {
     }
 }
 
-fn log_tail(log: &Path) -> String {
+pub(crate) fn log_tail(log: &Path) -> String {
     let text = fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().rev().take(3).collect();
     lines.into_iter().rev().collect::<Vec<_>>().join(" / ")
@@ -194,8 +200,13 @@ fn free_port() -> Result<u16, String> {
 }
 
 /// Waits until the server answers a plain request (bounded).
-fn wait_ready(server: &mut ServerProcess, target: SocketAddr) -> Result<(), String> {
-    let socket = UdpSocket::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+pub(crate) fn wait_ready(server: &mut ServerProcess, target: SocketAddr) -> Result<(), String> {
+    let local: SocketAddr = if target.is_ipv4() {
+        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+    } else {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    };
+    let socket = UdpSocket::bind(local).map_err(|e| e.to_string())?;
     socket.connect(target).map_err(|e| e.to_string())?;
     socket
         .set_read_timeout(Some(Duration::from_millis(100)))
@@ -258,8 +269,14 @@ fn start_authtime(dir: &TempDir, keys: &Path) -> Result<(ServerProcess, SocketAd
     Ok((server, target))
 }
 
+/// Whether chronyd is installed (`PATH`, or the usual sbin directories).
+#[must_use]
+pub fn chronyd_installed() -> bool {
+    find_chronyd().is_some()
+}
+
 /// chronyd from `PATH` (or the usual sbin directories).
-fn find_chronyd() -> Option<PathBuf> {
+pub(crate) fn find_chronyd() -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .chain(["/usr/sbin", "/sbin", "/usr/local/sbin"].map(PathBuf::from))
@@ -308,39 +325,8 @@ fn start_chronyd(
     Ok((server, target))
 }
 
-/// Pins thread (or process) `tid` (0 = the calling thread) to `cpu`.
-fn pin(tid: libc::pid_t, cpu: usize) -> bool {
-    // SAFETY: an all-zero cpu_set_t is a valid empty set; CPU_SET writes inside
-    // it (cpu is checked against its size); sched_setaffinity only reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
-            return false;
-        }
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &raw const set) == 0
-    }
-}
-
-/// Pins every thread of process `pid` to `cpu`.
-fn pin_process(pid: u32, cpu: usize) -> bool {
-    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
-        return false;
-    };
-    let mut all = true;
-    let mut any = false;
-    for task in tasks.flatten() {
-        let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
-            continue;
-        };
-        any = true;
-        all &= pin(tid, cpu);
-    }
-    any && all
-}
-
 /// User plus system CPU time of process `pid`, from `/proc/<pid>/stat`.
-fn process_cpu(pid: u32) -> Option<f64> {
+pub(crate) fn process_cpu(pid: u32) -> Option<f64> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name (which may hold spaces) start at state (field 3).
     let rest = &stat[stat.rfind(')')? + 2..];
@@ -411,7 +397,7 @@ impl Outcome {
     }
 }
 
-fn fmt_rate(rate: f64) -> String {
+pub(crate) fn fmt_rate(rate: f64) -> String {
     if rate >= 10_000.0 {
         format!("{:.0}k", rate / 1000.0)
     } else {
@@ -437,11 +423,9 @@ fn trial(
 ) -> Result<Trial, String> {
     server.check_alive()?;
     let opts = LoadOptions {
-        target,
-        rate,
-        duration: setup.duration,
         sockets: 2,
         drain: setup.drain,
+        ..LoadOptions::new(target, rate, setup.duration)
     };
     let pid = server.pid();
     let cpu0 = process_cpu(pid);

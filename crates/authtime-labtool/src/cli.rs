@@ -45,13 +45,18 @@ pub enum Command {
                       unloaded and under load vs chronyd), tesla (seed 003: post-quantum TESLA over \
                       DTLS, handshake flights, signature costs, receiver throughput), roughtime \
                       (issue 21: Roughtime cost per response by batch size, and responses per \
-                      second per core against roughenough 2.2's server). The report is \
+                      second per core against roughenough 2.2's server), accuracy (issue 26: \
+                      how early each reply's transmit timestamp is, authtime vs chronyd, basic \
+                      and interleaved, even and Poisson arrivals, in two network namespaces \
+                      joined by a veth pair; needs root, skipped otherwise). The report is \
                       DIR/index.md with PNG and SVG plots, one JSON file per section and one CSV \
                       file per table. Progress goes to standard error. The ntp and nts sections \
-                      need the `authtime` executable beside this one and chronyd; roughtime needs \
+                      need the `authtime` executable beside this one and chronyd (so does \
+                      accuracy, which also needs root and iproute2); roughtime needs \
                       roughenough 2.2 from scripts/ensure-roughenough.sh.\n\n\
                       Examples:\n  authtime-lab run --quick --out lab-out\n  \
-                      authtime-lab run --only mac --out lab-out"
+                      authtime-lab run --only mac --out lab-out\n  \
+                      sudo authtime-lab run --only accuracy --quick --out lab-out"
     )]
     Run(RunArgs),
     /// Quick benchmarks of this machine.
@@ -68,7 +73,7 @@ pub struct RunArgs {
     /// Short runs: the whole lab in under two minutes (figures indicative).
     #[arg(long)]
     pub quick: bool,
-    /// Run only this section: mac, rfc1810, partial, stack, ntp, nts, tesla or roughtime.
+    /// Run only this section: mac, rfc1810, partial, stack, ntp, nts, tesla, roughtime or accuracy.
     #[arg(long, value_name = "SECTION")]
     pub only: Option<String>,
     /// Directory for the report (created if missing).
@@ -119,11 +124,21 @@ pub enum LoadCommand {
                       run is bounded by --duration (at most 600 s) and stops by itself. Reports \
                       requests sent and answered, loss, latency percentiles, Kiss-o'-Death and \
                       crypto-NAK replies, and whether the sender fell behind its schedule (then \
-                      the rate measured is the generator's, not the server's). Only loopback \
-                      and other local addresses should be targets.\n\n\
+                      the rate measured is the generator's, not the server's). When the kernel \
+                      stamps the replies it receives (Linux), it also reports how early each \
+                      reply's transmit timestamp (T3) was: the reply's kernel receive time minus \
+                      its T3 (mean, median, p99, standard deviation, min, max), with the server's \
+                      response time T3 - T2. That is the server's error only when generator and \
+                      server share one clock (one machine; the lab's accuracy section runs both \
+                      in network namespaces joined by a veth pair). With --interleaved, replies \
+                      the server answers interleaved are measured against the receive time of \
+                      the previous reply, and their share is reported. Only loopback and other \
+                      local addresses should be targets.\n\n\
                       Examples:\n  authtime-lab load ntp --target 127.0.0.1:11123 --rate 20000 --duration 5\n  \
                       authtime-lab load ntp --target 127.0.0.1:11123 --rate 50000 --duration 5 \
-                      --key-file ntp.keys --key-id 1 --json"
+                      --key-file ntp.keys --key-id 1 --json\n  \
+                      authtime-lab load ntp --target 10.200.7.3:123 --rate 40000 --duration 2 \
+                      --arrivals poisson --interleaved"
     )]
     Ntp(LoadNtpArgs),
     /// Run whole NTS-KE sessions at a fixed rate (open loop) and measure them.
@@ -325,9 +340,36 @@ pub struct LoadNtpArgs {
     /// Source sockets (each its own port, so SO_REUSEPORT spreads them over workers).
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub sockets: usize,
+    /// How requests are spaced: `even` (request k at k/rate) or `poisson`
+    /// (exponential gaps from a seeded generator: the bursts many independent
+    /// clients make).
+    #[arg(long, value_enum, value_name = "KIND", default_value_t = ArrivalsArg::Even)]
+    pub arrivals: ArrivalsArg,
+    /// Seed of the Poisson gaps (the same seed repeats the same schedule).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// Interleaved requests (RFC 9769, as chrony's client sends them): each
+    /// logical client's request carries the server's receive timestamp of its
+    /// previous reply as origin, and a server that supports it answers with
+    /// the exact transmit time of that previous reply.
+    #[arg(long)]
+    pub interleaved: bool,
+    /// Logical clients the requests are spread over, each with its own
+    /// interleaved state (default: one per 10 requests/s, at most 16384).
+    #[arg(long, value_name = "N")]
+    pub clients: Option<usize>,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--arrivals` of `authtime-lab load ntp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ArrivalsArg {
+    /// Evenly spaced.
+    Even,
+    /// A Poisson process.
+    Poisson,
 }
 
 #[cfg(test)]

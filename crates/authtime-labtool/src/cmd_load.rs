@@ -4,11 +4,12 @@
 use std::{net::SocketAddr, time::Duration};
 
 use anyhow::anyhow;
-use authtime_lab::load_ntp::{LoadOptions, LoadReport, MAX_DURATION, run};
+use authtime_lab::load_ntp::{Arrivals, LoadOptions, LoadReport, MAX_CLIENTS, MAX_DURATION, run};
+use authtime_lab::load_ntp_accuracy::{OffsetStats, ResponseStats};
 
 use crate::{
     Streams,
-    cli::{GroupArg, LoadNtpArgs, LoadNtsArgs, LoadNtsCommonArgs, LoadNtsKeArgs},
+    cli::{ArrivalsArg, GroupArg, LoadNtpArgs, LoadNtsArgs, LoadNtsCommonArgs, LoadNtsKeArgs},
 };
 
 /// Runs the generator and prints its report.
@@ -40,12 +41,21 @@ pub fn load_ntp(args: &LoadNtpArgs, streams: &mut Streams<'_>) -> anyhow::Result
         ),
         _ => None,
     };
+    if let Some(clients) = args.clients
+        && !(1..=MAX_CLIENTS).contains(&clients)
+    {
+        return Err(anyhow!("--clients {clients}: must be 1 to {MAX_CLIENTS}"));
+    }
     let opts = LoadOptions {
-        target,
-        rate: args.rate,
-        duration: Duration::from_secs_f64(args.duration),
         sockets: args.sockets,
-        drain: Duration::from_millis(500),
+        arrivals: match args.arrivals {
+            ArrivalsArg::Even => Arrivals::Even,
+            ArrivalsArg::Poisson => Arrivals::Poisson,
+        },
+        seed: args.seed,
+        interleaved: args.interleaved,
+        clients: args.clients.unwrap_or(0),
+        ..LoadOptions::new(target, args.rate, Duration::from_secs_f64(args.duration))
     };
     let report = run(&opts, key).map_err(|e| anyhow!(e))?;
     if args.json {
@@ -91,6 +101,94 @@ fn print_text(r: &LoadReport, streams: &mut Streams<'_>) -> anyhow::Result<()> {
             ""
         }
     )?;
+    print_accuracy(r, streams)
+}
+
+/// The T3 offset lines, after the lines `load ntp` always printed.
+fn print_accuracy(r: &LoadReport, streams: &mut Streams<'_>) -> anyhow::Result<()> {
+    writeln!(
+        streams.stdout,
+        "requests: {} mode, {} arrivals, {} clients, {:.2} requests per sender wake-up{}",
+        if r.interleaved {
+            "interleaved"
+        } else {
+            "basic"
+        },
+        r.arrivals.name(),
+        r.clients,
+        r.mean_send_burst,
+        if r.not_sent > 0 {
+            format!(", {} not sent (time limit)", r.not_sent)
+        } else {
+            String::new()
+        }
+    )?;
+    let Some(a) = &r.accuracy else {
+        writeln!(
+            streams.stdout,
+            "T3 offset: not measured (no kernel receive timestamps on the replies)"
+        )?;
+        return Ok(());
+    };
+    let offsets = |what: &str, o: &OffsetStats| {
+        format!(
+            "T3 offset us ({what}, n {}): mean {:.3}, median {:.3}, p99 {:.3}, stddev {:.3}, \
+             min {:.3}, max {:.3}",
+            o.count, o.mean_us, o.median_us, o.p99_us, o.stddev_us, o.min_us, o.max_us
+        )
+    };
+    let response = |what: &str, s: &ResponseStats| {
+        format!(
+            "server response time us ({what}, n {}): median {:.1}, p99 {:.1}",
+            s.count, s.median_us, s.p99_us
+        )
+    };
+    if r.interleaved {
+        writeln!(
+            streams.stdout,
+            "interleaved replies: {:.2}% of time replies, {:.2}% after each client's first two",
+            100.0 * a.interleaved_share,
+            100.0 * a.interleaved_share_after_warmup
+        )?;
+    }
+    if a.basic.count > 0 {
+        writeln!(
+            streams.stdout,
+            "{}",
+            offsets("basic replies: receive time - T3", &a.basic)
+        )?;
+        writeln!(
+            streams.stdout,
+            "{}",
+            response("basic replies: T3 - T2", &a.response_basic)
+        )?;
+    }
+    if a.interleaved.count > 0 {
+        writeln!(
+            streams.stdout,
+            "{}",
+            offsets(
+                "interleaved replies: previous reply's receive time - T3",
+                &a.interleaved
+            )
+        )?;
+        writeln!(
+            streams.stdout,
+            "{}",
+            response(
+                "interleaved replies: previous reply's actual T3 - its T2",
+                &a.response_interleaved
+            )
+        )?;
+    }
+    if a.unstamped > 0 || a.interleaved_unmeasured > 0 {
+        writeln!(
+            streams.stdout,
+            "not measured: {} replies without a receive timestamp, {} interleaved replies whose \
+             previous reply had none",
+            a.unstamped, a.interleaved_unmeasured
+        )?;
+    }
     Ok(())
 }
 

@@ -59,6 +59,18 @@ fn bad_usage_and_bad_input_exit_2_with_one_line() {
         &["lab"][..],
         &["run", "--quick"],
         &["load", "nts", "--target", "a:1"],
+        &[
+            "load",
+            "ntp",
+            "--target",
+            "127.0.0.1:9",
+            "--rate",
+            "1",
+            "--duration",
+            "1",
+            "--arrivals",
+            "bursty",
+        ],
     ] {
         let out = authtime_lab(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -103,6 +115,35 @@ fn bad_usage_and_bad_input_exit_2_with_one_line() {
             &["load", "nts-ke", "--target", "localhost", "--rate", "1"],
             "authtime-lab: --target localhost: expected HOST:PORT",
         ),
+        (
+            &[
+                "load",
+                "ntp",
+                "--target",
+                "127.0.0.1:9",
+                "--rate",
+                "1",
+                "--duration",
+                "1",
+                "--clients",
+                "0",
+            ],
+            "authtime-lab: --clients 0: must be 1 to 65536",
+        ),
+        (
+            &[
+                "load",
+                "ntp",
+                "--target",
+                "127.0.0.1:9",
+                "--rate",
+                "1e6",
+                "--duration",
+                "20",
+                "--interleaved",
+            ],
+            "authtime-lab: 20000000 requests: at most 10000000 per interleaved run",
+        ),
     ] {
         let out = authtime_lab(args);
         let stderr = text(&out.stderr);
@@ -139,4 +180,91 @@ fn bench_mac_prints_json_for_the_sizes_and_algorithms_asked() {
         "{json}"
     );
     assert!(json["isa"].is_string(), "{json}");
+}
+
+/// A server on loopback that answers every request in basic mode, its T3
+/// read just before the send, until `stop`.
+fn basic_server(socket: &std::net::UdpSocket, stop: &std::sync::atomic::AtomicBool) {
+    let mut buf = [0u8; 512];
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let Ok((n, peer)) = socket.recv_from(&mut buf) else {
+            continue;
+        };
+        if n < 48 {
+            continue;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock");
+        // NTP seconds and a 32-bit fraction.
+        let ntp = ((now.as_secs() + 2_208_988_800) << 32)
+            | ((u64::from(now.subsec_nanos()) << 32) / 1_000_000_000);
+        let mut reply = [0u8; 48];
+        reply[0] = 0x24; // version 4, server
+        reply[1] = 1;
+        reply[24..32].copy_from_slice(&buf[40..48]);
+        reply[32..40].copy_from_slice(&ntp.to_be_bytes());
+        reply[40..48].copy_from_slice(&ntp.to_be_bytes());
+        let _ = socket.send_to(&reply, peer);
+    }
+}
+
+#[test]
+fn load_ntp_reports_t3_offsets_and_what_it_sent_as_json() {
+    let server = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
+    server
+        .set_read_timeout(Some(std::time::Duration::from_millis(50)))
+        .expect("timeout");
+    let target = server.local_addr().expect("addr").to_string();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let out = std::thread::scope(|scope| {
+        scope.spawn(|| basic_server(&server, &stop));
+        let out = authtime_lab(&[
+            "load",
+            "ntp",
+            "--target",
+            &target,
+            "--rate",
+            "400",
+            "--duration",
+            "0.5",
+            "--arrivals",
+            "poisson",
+            "--interleaved",
+            "--clients",
+            "20",
+            "--json",
+        ]);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        out
+    });
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    // What `load ntp --json` always printed is still there.
+    for field in [
+        "sent",
+        "received",
+        "loss",
+        "latency",
+        "fell_behind",
+        "late_sends",
+    ] {
+        assert!(!json[field].is_null(), "{field}: {json}");
+    }
+    assert_eq!(json["arrivals"], "poisson", "{json}");
+    assert_eq!(json["interleaved"], true, "{json}");
+    assert_eq!(json["clients"], 20, "{json}");
+    assert_eq!(json["sent"], 200, "{json}");
+    // This server answers basic only: its replies are measured as such, and
+    // no interleaved share is claimed. Its T3 is read before the send.
+    let accuracy = &json["accuracy"];
+    let basic = &accuracy["basic"];
+    assert_eq!(basic["count"], json["received"], "{json}");
+    assert!(basic["min_us"].as_f64().is_some_and(|x| x > 0.0), "{json}");
+    assert!(
+        basic["median_us"].as_f64().is_some_and(|x| x < 50_000.0),
+        "{json}"
+    );
+    assert_eq!(accuracy["interleaved"]["count"], 0, "{json}");
+    assert_eq!(accuracy["interleaved_share"], 0.0, "{json}");
 }

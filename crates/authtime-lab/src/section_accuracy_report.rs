@@ -1,0 +1,589 @@
+//! The `accuracy` section's report: a row per measurement, a summary per
+//! step in the form of issue 26's table (mean and standard deviation, ranges
+//! over rounds), plots of the offset against the rate, findings, and the
+//! method written next to the numbers.
+
+use std::collections::BTreeSet;
+
+use crate::{
+    load_ntp::Arrivals,
+    load_ntp_accuracy::{OffsetStats, ReplyKind, ResponseStats},
+    plot::{Plot, Series},
+    report::{Section, Table},
+    section_accuracy::{Measurement, Outcome},
+    section_ntp::fmt_rate,
+};
+
+/// The figures of a measurement that the tables show: the interleaved
+/// replies' when there were any, else the basic ones.
+fn headline(m: &Measurement) -> Option<(ReplyKind, &OffsetStats, &ResponseStats)> {
+    let a = m.report.as_ref()?.accuracy.as_ref()?;
+    let (kind, offsets, response) = a.headline();
+    (offsets.count > 0).then_some((kind, offsets, response))
+}
+
+/// Microseconds with the digits that mean something here.
+fn us(x: f64) -> String {
+    if x.abs() < 10.0 {
+        format!("{x:.2}")
+    } else if x.abs() < 100.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.0}")
+    }
+}
+
+fn range(values: &[f64]) -> String {
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !lo.is_finite() {
+        "–".into()
+    } else if us(lo) == us(hi) {
+        us(lo)
+    } else {
+        format!("{}-{}", us(lo), us(hi))
+    }
+}
+
+fn mode_name(interleaved: bool) -> &'static str {
+    if interleaved { "interleaved" } else { "basic" }
+}
+
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied()
+}
+
+/// The section.
+#[must_use]
+pub fn section(outcome: &Outcome, quick: bool) -> Section {
+    let mut tables = Vec::new();
+    let mut plots = Vec::new();
+    if !outcome.measurements.is_empty() {
+        tables.push(summary_table(outcome));
+        tables.push(runs_table(outcome));
+        plots = offset_plots(outcome);
+    }
+    Section {
+        id: "accuracy".into(),
+        title: "Served time accuracy: how early each reply's transmit timestamp is, authtime vs \
+                chronyd (issue 26)"
+            .into(),
+        seed: "issue 26, part 5: the T3 offset (kernel receive time of the reply at the \
+               generator − its transmit timestamp) with evenly spaced and Poisson arrivals, \
+               basic and interleaved (RFC 9769) mode, authtime and chronyd side by side; \
+               targets: authtime's basic mean and spread no worse than chronyd's up to \
+               chronyd's knee, interleaved mean within 0.5 µs with ≥ 99% of replies interleaved"
+            .into(),
+        method: method(outcome, quick),
+        tables,
+        plots,
+        findings: findings(outcome),
+        data: serde_json::to_value(outcome).unwrap_or_default(),
+    }
+}
+
+fn summary_table(outcome: &Outcome) -> Table {
+    let servers: Vec<&str> = outcome.servers.iter().map(|s| s.0).collect();
+    let mut columns = vec!["rate (req/s)".to_owned()];
+    let mut keys = Vec::new();
+    for interleaved in [false, true] {
+        for &arrivals in &outcome.plan.arrivals {
+            for &server in &servers {
+                columns.push(format!(
+                    "{server}, {}, {}",
+                    mode_name(interleaved),
+                    arrivals.name()
+                ));
+                keys.push((server, interleaved, arrivals));
+            }
+        }
+    }
+    let cols: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut table = Table::new(
+        "T3 offset per step: mean (standard deviation) in µs, ranges over rounds",
+        &cols,
+    );
+    for &rate in &outcome.plan.rates {
+        let mut row = vec![fmt_rate(rate)];
+        for &(server, interleaved, arrivals) in &keys {
+            row.push(summary_cell(outcome, rate, server, interleaved, arrivals));
+        }
+        table.row(row);
+    }
+    table.note = "Offset = kernel receive time of the reply at the generator − the T3 it carries \
+                  (positive: T3 early); interleaved columns: the interleaved replies' offsets \
+                  (the previous reply's receive time − this T3) and their share after each \
+                  client's first two requests; \"basic only\": the server answered no \
+                  interleaved request interleaved, and the basic replies' figures are shown. \
+                  †: the generator fell behind its schedule in a round (arrivals burstier than \
+                  asked). The per-measurement table below has median, p99, extremes, loss and \
+                  response time."
+        .into();
+    table
+}
+
+fn summary_cell(
+    outcome: &Outcome,
+    rate: f64,
+    server: &str,
+    interleaved: bool,
+    arrivals: Arrivals,
+) -> String {
+    let runs: Vec<&Measurement> = outcome
+        .measurements
+        .iter()
+        .filter(|m| {
+            m.rate == rate
+                && m.server == server
+                && m.interleaved == interleaved
+                && m.arrivals == arrivals
+        })
+        .collect();
+    let heads: Vec<_> = runs.iter().filter_map(|m| headline(m)).collect();
+    if heads.is_empty() {
+        return if runs.iter().any(|m| m.error.is_some()) {
+            "error".into()
+        } else {
+            "–".into()
+        };
+    }
+    let means: Vec<f64> = heads.iter().map(|h| h.1.mean_us).collect();
+    let spreads: Vec<f64> = heads.iter().map(|h| h.1.stddev_us).collect();
+    let mut cell = format!("{} ({})", range(&means), range(&spreads));
+    if interleaved {
+        if heads.iter().all(|h| h.0 == ReplyKind::Basic) {
+            cell.push_str(", basic only");
+        } else {
+            let shares: Vec<f64> = runs
+                .iter()
+                .filter_map(|m| m.report.as_ref()?.accuracy.as_ref())
+                .map(|a| 100.0 * a.interleaved_share_after_warmup)
+                .collect();
+            let lo = shares.iter().copied().fold(f64::INFINITY, f64::min);
+            cell.push_str(&format!(", {lo:.1}% interleaved"));
+        }
+    }
+    if runs
+        .iter()
+        .any(|m| m.report.as_ref().is_some_and(|r| r.fell_behind))
+    {
+        cell.push_str(" †");
+    }
+    cell
+}
+
+fn runs_table(outcome: &Outcome) -> Table {
+    let mut table = Table::new(
+        "Every measurement (one row per server, mode, arrivals, rate and round)",
+        &[
+            "rate (req/s)",
+            "arrivals",
+            "mode",
+            "server",
+            "round",
+            "sent",
+            "loss",
+            "interleaved",
+            "offsets of",
+            "mean (µs)",
+            "median (µs)",
+            "p99 (µs)",
+            "stddev (µs)",
+            "min (µs)",
+            "max (µs)",
+            "response time median / p99 (µs)",
+            "notes",
+        ],
+    );
+    for m in &outcome.measurements {
+        let mut row = vec![
+            fmt_rate(m.rate),
+            m.arrivals.name().into(),
+            mode_name(m.interleaved).into(),
+            m.server.into(),
+            (m.round + 1).to_string(),
+        ];
+        let Some(r) = &m.report else {
+            row.extend(std::iter::repeat_n("–".to_owned(), 11));
+            row.push(format!("error: {}", m.error.as_deref().unwrap_or("?")));
+            table.row(row);
+            continue;
+        };
+        row.push(r.sent.to_string());
+        row.push(format!("{:.2}%", 100.0 * r.loss));
+        let interleaved = match (&r.accuracy, m.interleaved) {
+            (Some(a), true) => format!(
+                "{:.1}% ({:.1}% after warm-up)",
+                100.0 * a.interleaved_share,
+                100.0 * a.interleaved_share_after_warmup
+            ),
+            _ => "–".into(),
+        };
+        row.push(interleaved);
+        match headline(m) {
+            Some((kind, o, resp)) => {
+                row.push(format!(
+                    "{} ({})",
+                    match kind {
+                        ReplyKind::Basic => "basic",
+                        ReplyKind::Interleaved => "interleaved",
+                    },
+                    o.count
+                ));
+                for x in [
+                    o.mean_us,
+                    o.median_us,
+                    o.p99_us,
+                    o.stddev_us,
+                    o.min_us,
+                    o.max_us,
+                ] {
+                    row.push(us(x));
+                }
+                row.push(format!("{} / {}", us(resp.median_us), us(resp.p99_us)));
+            }
+            None => row.extend(std::iter::repeat_n("–".to_owned(), 8)),
+        }
+        let mut notes = Vec::new();
+        if r.fell_behind {
+            notes.push(format!(
+                "generator fell behind (worst {:.1} ms late)",
+                r.max_lag_ms
+            ));
+        }
+        if r.accuracy.is_none() {
+            notes.push("no kernel receive timestamps".into());
+        }
+        if let Some(e) = &m.error {
+            notes.push(format!("error: {e}"));
+        }
+        notes.push(format!("{:.1} req/wake-up", r.mean_send_burst));
+        row.push(notes.join("; "));
+        table.row(row);
+    }
+    table.note = "Offsets of: which replies the figures come from, and how many (interleaved \
+                  runs: the interleaved replies when there were any). Response time: basic \
+                  replies T3 − T2 of the same reply (T3 as the server wrote it); interleaved \
+                  replies the previous exchange's actual transmit time − its T2. Loss = 1 − time \
+                  replies ÷ requests sent. req/wake-up: requests the generator sent per wake-up \
+                  (1 when evenly spaced requests left one by one)."
+        .into();
+    table
+}
+
+/// Mean and p99 of the offset against the rate, one line per server, mode
+/// and arrivals (medians over rounds).
+fn offset_plots(outcome: &Outcome) -> Vec<Plot> {
+    let keys: BTreeSet<(&str, bool, &str)> = outcome
+        .measurements
+        .iter()
+        .map(|m| (m.server, m.interleaved, m.arrivals.name()))
+        .collect();
+    let series = |pick: fn(&OffsetStats) -> f64| -> Vec<Series> {
+        keys.iter()
+            .map(|&(server, interleaved, arrivals)| {
+                let points = outcome
+                    .plan
+                    .rates
+                    .iter()
+                    .filter_map(|&rate| {
+                        let values: Vec<f64> = outcome
+                            .measurements
+                            .iter()
+                            .filter(|m| {
+                                m.rate == rate
+                                    && m.server == server
+                                    && m.interleaved == interleaved
+                                    && m.arrivals.name() == arrivals
+                            })
+                            .filter_map(|m| headline(m).map(|h| pick(h.1)))
+                            .collect();
+                        median(values).map(|v| (rate, v))
+                    })
+                    .collect();
+                Series {
+                    name: format!("{server}, {}, {arrivals}", mode_name(interleaved)),
+                    points,
+                }
+            })
+            .collect()
+    };
+    vec![
+        Plot {
+            stem: "accuracy-mean".into(),
+            title: "Mean T3 offset vs request rate".into(),
+            x_label: "requests/s".into(),
+            y_label: "mean T3 offset (µs, log; non-positive omitted)".into(),
+            log_x: true,
+            log_y: true,
+            series: series(|o| o.mean_us),
+        },
+        Plot {
+            stem: "accuracy-p99".into(),
+            title: "99th percentile of the T3 offset vs request rate".into(),
+            x_label: "requests/s".into(),
+            y_label: "p99 T3 offset (µs, log; non-positive omitted)".into(),
+            log_x: true,
+            log_y: true,
+            series: series(|o| o.p99_us),
+        },
+    ]
+}
+
+/// Whether `server` answered any interleaved request interleaved with
+/// `arrivals`.
+fn answered_interleaved(outcome: &Outcome, server: &str, arrivals: Arrivals) -> bool {
+    outcome
+        .measurements
+        .iter()
+        .filter(|m| m.server == server && m.interleaved && m.arrivals == arrivals)
+        .any(|m| headline(m).is_some_and(|h| h.0 == ReplyKind::Interleaved))
+}
+
+/// authtime's headline mean ÷ chronyd's at each rate (medians over rounds),
+/// and the same for the standard deviation.
+fn ratios(outcome: &Outcome, interleaved: bool, arrivals: Arrivals) -> Vec<(f64, f64, f64)> {
+    let pick = |server: &str, rate: f64, f: fn(&OffsetStats) -> f64| {
+        median(
+            outcome
+                .measurements
+                .iter()
+                .filter(|m| {
+                    m.server == server
+                        && m.rate == rate
+                        && m.interleaved == interleaved
+                        && m.arrivals == arrivals
+                })
+                .filter_map(|m| headline(m).map(|h| f(h.1)))
+                .collect(),
+        )
+    };
+    outcome
+        .plan
+        .rates
+        .iter()
+        .filter_map(|&rate| {
+            let a = pick("authtime", rate, |o| o.mean_us)?;
+            let c = pick("chronyd", rate, |o| o.mean_us)?;
+            let sa = pick("authtime", rate, |o| o.stddev_us)?;
+            let sc = pick("chronyd", rate, |o| o.stddev_us)?;
+            (c > 0.0 && sc > 0.0).then_some((rate, a / c, sa / sc))
+        })
+        .collect()
+}
+
+fn findings(outcome: &Outcome) -> Vec<String> {
+    let mut out = outcome.notes.clone();
+    for &arrivals in &outcome.plan.arrivals {
+        for interleaved in [false, true] {
+            let r = ratios(outcome, interleaved, arrivals);
+            if r.is_empty() {
+                continue;
+            }
+            let lo = |f: fn(&(f64, f64, f64)) -> f64| r.iter().map(f).fold(f64::INFINITY, f64::min);
+            let hi =
+                |f: fn(&(f64, f64, f64)) -> f64| r.iter().map(f).fold(f64::NEG_INFINITY, f64::max);
+            let what = if !interleaved {
+                "authtime's mean T3 offset is"
+            } else if answered_interleaved(outcome, "authtime", arrivals) {
+                "authtime's interleaved mean T3 offset is"
+            } else {
+                "authtime answered no request interleaved: its basic replies' mean T3 offset is"
+            };
+            out.push(format!(
+                "{} mode, {} arrivals: {what} {:.2}× to {:.2}× chronyd's{}, its standard \
+                 deviation {:.2}× to {:.2}× ({} to {} req/s; medians over rounds).",
+                mode_name(interleaved),
+                arrivals.name(),
+                lo(|x| x.1),
+                hi(|x| x.1),
+                if interleaved && answered_interleaved(outcome, "chronyd", arrivals) {
+                    " (interleaved)"
+                } else {
+                    ""
+                },
+                lo(|x| x.2),
+                hi(|x| x.2),
+                fmt_rate(r[0].0),
+                fmt_rate(r[r.len() - 1].0)
+            ));
+        }
+    }
+    for (server, _) in &outcome.servers {
+        let shares: Vec<f64> = outcome
+            .measurements
+            .iter()
+            .filter(|m| m.server == *server && m.interleaved)
+            .filter_map(|m| m.report.as_ref()?.accuracy.as_ref())
+            .map(|a| 100.0 * a.interleaved_share_after_warmup)
+            .collect();
+        if !shares.is_empty() {
+            let lo = shares.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = shares.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let shares = if format!("{lo:.1}") == format!("{hi:.1}") {
+                format!("{lo:.1}%")
+            } else {
+                format!("{lo:.1}% to {hi:.1}%")
+            };
+            out.push(format!(
+                "Interleaved requests: {server} answered {shares} of them interleaved (after \
+                 each client's first two requests, over every step)."
+            ));
+        }
+    }
+    let behind = outcome
+        .measurements
+        .iter()
+        .filter(|m| m.report.as_ref().is_some_and(|r| r.fell_behind))
+        .count();
+    if behind > 0 {
+        out.push(format!(
+            "In {behind} of {} measurements the generator fell behind its schedule (more than \
+             20 ms late): the server then saw burstier arrivals than asked, so those figures \
+             describe a harsher load than their row says.",
+            outcome.measurements.len()
+        ));
+    }
+    let unstamped = outcome
+        .measurements
+        .iter()
+        .filter(|m| m.report.as_ref().is_some_and(|r| r.accuracy.is_none()))
+        .count();
+    if unstamped > 0 {
+        out.push(format!(
+            "{unstamped} measurements had no kernel receive timestamps: no offsets for them."
+        ));
+    }
+    let errors: Vec<String> = outcome
+        .measurements
+        .iter()
+        .filter_map(|m| {
+            m.error
+                .as_ref()
+                .map(|e| format!("{} at {}: {e}", m.server, fmt_rate(m.rate)))
+        })
+        .collect();
+    if let Some(first) = errors.first() {
+        out.push(format!(
+            "{} measurements failed; the first: {first}.",
+            errors.len()
+        ));
+    }
+    if let Some(stats) = &outcome.chronyd_serverstats
+        && let Some(line) = stats
+            .lines()
+            .find(|l| l.starts_with("Interleaved NTP packets"))
+    {
+        out.push(format!(
+            "chronyd's serverstats after the section: {}.",
+            line.trim()
+        ));
+    }
+    out
+}
+
+fn method(outcome: &Outcome, quick: bool) -> String {
+    let plan = &outcome.plan;
+    let pinning: Vec<String> = outcome
+        .servers
+        .iter()
+        .map(|(name, pinned)| {
+            format!(
+                "{name} {}",
+                if *pinned {
+                    "pinned to CPU 0"
+                } else {
+                    "not pinned (sched_setaffinity refused)"
+                }
+            )
+        })
+        .collect();
+    let generator_pinned = outcome.measurements.iter().all(|m| m.generator_pinned);
+    format!(
+        "Two network namespaces made for this section ({}) joined by a veth pair, private \
+         addresses 10.200.7.0/24: the servers in one (`ip netns exec`), the load generator in \
+         the other (a lab thread that entered it with setns), so every request and reply \
+         crosses the veth and nothing leaves the pair; the namespaces are deleted at the end. \
+         authtime: `authtime serve` (the executable beside this one), one worker, rate limiting \
+         off, a static stratum-1 clock, on 10.200.7.1:123. chronyd: `chronyd -x -u root -d` \
+         (never touches the clock) with `local stratum 1`, `allow`, `clientloglimit 100000000`, \
+         no command port, on 10.200.7.3:123. Pinning: {}; generator (sender and receivers) {}. \
+         The generator is open loop: requests leave on schedule, evenly spaced or with \
+         exponential gaps (Poisson arrivals, seeded: both servers of a step get the same \
+         schedule), from rate ÷ 10 logical clients (at most 16,384; each about 10 requests/s) \
+         over {} UDP sockets. Basic requests carry a unique cookie as transmit timestamp; \
+         interleaved requests (RFC 9769, as chrony's client) carry the server's T2 of the \
+         client's previous reply as origin and two unique cookies as receive and transmit. \
+         Both ends read one clock, so the kernel receive timestamp of a reply at the generator \
+         minus its T3 is exactly how early that T3 was, plus the veth crossing (the stamp is \
+         taken when the server's send hands the datagram to the peer device: about 0.1-0.3 \
+         µs). For an interleaved reply the offset is the previous reply's receive timestamp \
+         minus this T3 (which is that previous reply's transmit time). Rates {} req/s, {:.1} s \
+         of sending per measurement, {} round(s), servers alternated within each step (the \
+         order reversed each round), {} ms for late replies and {} ms of pause after each. The \
+         machine is shared (other builds may run), so tails (p99, max, stddev) are inflated \
+         and only means and the order of the servers are meaningful{}. This section took \
+         {:.1} s.",
+        outcome.namespaces.join(", "),
+        if pinning.is_empty() {
+            "no server started".into()
+        } else {
+            pinning.join(", ")
+        },
+        if generator_pinned {
+            "pinned to CPU 1"
+        } else {
+            "not pinned (sched_setaffinity refused)"
+        },
+        plan.sockets,
+        plan.rates
+            .iter()
+            .map(|&r| fmt_rate(r))
+            .collect::<Vec<_>>()
+            .join(", "),
+        plan.step.as_secs_f64(),
+        plan.rounds,
+        plan.drain.as_millis(),
+        plan.pause.as_millis(),
+        if quick {
+            " (`--quick`: short steps, one round)"
+        } else {
+            ""
+        },
+        outcome.elapsed_s
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_and_microseconds_read_well() {
+        assert_eq!(us(0.1634), "0.16");
+        assert_eq!(us(12.34), "12.3");
+        assert_eq!(us(187.4), "187");
+        assert_eq!(range(&[1.6, 1.9, 1.7]), "1.60-1.90");
+        assert_eq!(range(&[2.0]), "2.00");
+        assert_eq!(range(&[]), "–");
+    }
+
+    #[test]
+    fn a_skipped_section_says_why_and_has_no_tables() {
+        let outcome = Outcome {
+            plan: crate::section_accuracy::Plan::smoke(),
+            measurements: vec![],
+            servers: vec![],
+            namespaces: vec![],
+            namespaces_removed: true,
+            chronyd_serverstats: None,
+            notes: vec!["Skipped: this section needs root.".into()],
+            elapsed_s: 0.0,
+        };
+        let s = section(&outcome, true);
+        assert!(s.tables.is_empty() && s.plots.is_empty());
+        assert_eq!(s.findings, ["Skipped: this section needs root."]);
+        assert_eq!(s.id, "accuracy");
+    }
+}
