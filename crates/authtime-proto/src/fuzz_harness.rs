@@ -113,6 +113,7 @@ pub fn server_handle(data: &[u8]) {
     if let ServerAction::Send(len) = action {
         check_reply(&request, &out[..len], &keys);
     }
+    check_interleaved(&server, &request, verdict, &keys, action, &out);
     if verdict == RateVerdict::Allow {
         let mut batch_out = [0u8; 2048];
         let mut items = [BatchItem::new(&request, recv, &mut batch_out)];
@@ -124,6 +125,52 @@ pub fn server_handle(data: &[u8]) {
             assert_eq!(items[0].out[..len], out[..len]);
         }
     }
+}
+
+/// The same request finished with a saved transmit time (interleaved mode,
+/// RFC 9769): a request that asks for it gets the saved time and its own
+/// receive timestamp as origin, under a MAC that still verifies; any other
+/// gets exactly the basic reply (`basic`, `basic_out`). Returns whether the
+/// reply was interleaved.
+fn check_interleaved(
+    server: &Server,
+    request: &[u8],
+    verdict: RateVerdict,
+    keys: &KeySet,
+    basic: ServerAction,
+    basic_out: &[u8],
+) -> bool {
+    let (recv, tx) = (
+        NtpTimestamp::from_bits(0x1111),
+        NtpTimestamp::from_bits(0x2222),
+    );
+    let saved = NtpTimestamp::from_bits(0x0ab0);
+    let prepared = server.prepare_limited(request, verdict, recv, keys);
+    let mut out = [0u8; 2048];
+    let action = prepared.finish(tx, Some(saved), &mut out, &mut NoStats);
+    assert_eq!(
+        action, basic,
+        "the mode changes the reply, not whether there is one"
+    );
+    let ServerAction::Send(len) = action else {
+        return false;
+    };
+    let reply = Packet::decode(&out[..len]).expect("replies decode");
+    let Some(origin) = prepared.interleaved_origin() else {
+        assert_eq!(out[..len], basic_out[..len]);
+        return false;
+    };
+    let req = Packet::decode(request).expect("answered requests decode");
+    assert_eq!(origin, req.header().origin_ts);
+    assert_eq!(reply.header().origin_ts, req.header().receive_ts);
+    assert_eq!(reply.header().transmit_ts, saved);
+    assert_eq!(reply.header().receive_ts.to_bits(), 0x1111);
+    if let Trailer::Mac(mac) = reply.trailer() {
+        let key = keys.get(mac.key_id).expect("reply key is known");
+        let tag = key.mac().compute(&[], &out[..HEADER_LEN]).expect("tag");
+        assert_eq!(mac.digest, &tag.as_bytes()[..mac.digest.len()]);
+    }
+    true
 }
 
 /// Splits `data[1..]` into requests (each prefixed by a length byte) and
@@ -354,6 +401,48 @@ mod tests {
                 batch.extend((0..junk).map(|_| xorshift(&mut x)));
             }
             server_handle_batch(&batch);
+        }
+    }
+
+    /// Interleaved-looking requests (origin with its lowest bit set, receive
+    /// unlike transmit), plain and under every key type, reach the harness's
+    /// interleaved checks; the same requests as version 3 do not.
+    #[test]
+    fn the_server_harness_reaches_interleaved_replies() {
+        let keys = fuzz_keys();
+        let server = server_for(0);
+        for key in std::iter::once(None).chain((1..=6).map(|id| keys.get(id))) {
+            for (version, interleaved) in [(4u8, true), (3, false)] {
+                let mut req = [0u8; 128];
+                let config = ClientConfig {
+                    version,
+                    ..ClientConfig::default()
+                };
+                let t = NtpTimestamp::from_bits(0x1234_5678_0000_0000);
+                let (n, _) = build_request(&config, t, key, &mut req).expect("req");
+                req[24..32].copy_from_slice(&0xe000_0000_0000_1235_u64.to_be_bytes());
+                req[32..40].copy_from_slice(&5u64.to_be_bytes());
+                let mut request = req[..n].to_vec();
+                fix_mac(&mut request, &keys);
+                let mut out = [0u8; 2048];
+                let (recv, tx) = (
+                    NtpTimestamp::from_bits(0x1111),
+                    NtpTimestamp::from_bits(0x2222),
+                );
+                let action = server.handle(&request, recv, tx, &keys, &mut out, &mut NoStats);
+                assert!(
+                    matches!(action, ServerAction::Send(_)),
+                    "{key:?} {action:?}"
+                );
+                assert_eq!(
+                    check_interleaved(&server, &request, RateVerdict::Allow, &keys, action, &out),
+                    interleaved,
+                    "version {version}, {key:?}"
+                );
+                let mut data = vec![1u8];
+                data.extend_from_slice(&request);
+                server_handle(&data);
+            }
         }
     }
 
