@@ -90,7 +90,7 @@ impl Plan {
     }
 
     /// `--quick`: 10k, 40k and 160k requests/s, 1 s per measurement, one
-    /// round (about 40 seconds).
+    /// round (about 30 seconds).
     #[must_use]
     pub fn quick() -> Self {
         Self {

@@ -569,6 +569,128 @@ mod tests {
         assert_eq!(range(&[]), "–");
     }
 
+    /// A measurement whose headline offsets have `mean` and `stddev`.
+    fn measured(
+        server: &'static str,
+        interleaved: bool,
+        round: usize,
+        mean: f64,
+        stddev: f64,
+        interleaved_replies: u64,
+    ) -> Measurement {
+        use crate::load_ntp::{Latency, LoadReport};
+        use crate::load_ntp_accuracy::T3Accuracy;
+        let offsets = OffsetStats {
+            count: 1000,
+            mean_us: mean,
+            median_us: mean,
+            p99_us: 3.0 * mean,
+            stddev_us: stddev,
+            min_us: mean / 2.0,
+            max_us: 10.0 * mean,
+        };
+        let interleaved_stats = OffsetStats {
+            count: interleaved_replies,
+            ..offsets
+        };
+        Measurement {
+            server,
+            interleaved,
+            arrivals: Arrivals::Even,
+            rate: 10_000.0,
+            round,
+            report: Some(LoadReport {
+                target: "10.200.7.1:123".into(),
+                rate: 10_000.0,
+                duration_s: 2.0,
+                sent: 20_000,
+                send_errors: 0,
+                received: 20_000,
+                kisses: 0,
+                crypto_naks: 0,
+                unmatched: 0,
+                loss: 0.0,
+                sent_rate: 10_000.0,
+                received_rate: 10_000.0,
+                latency: Latency::default(),
+                late_sends: 0,
+                max_lag_ms: 0.5,
+                fell_behind: round == 1,
+                arrivals: Arrivals::Even,
+                interleaved,
+                clients: 1000,
+                mean_send_burst: 1.0,
+                not_sent: 0,
+                accuracy: Some(T3Accuracy {
+                    stamped: 1000,
+                    unstamped: 0,
+                    basic: offsets,
+                    interleaved: interleaved_stats,
+                    interleaved_unmeasured: 0,
+                    interleaved_share: if interleaved_replies > 0 { 0.8 } else { 0.0 },
+                    interleaved_share_after_warmup: if interleaved_replies > 0 { 1.0 } else { 0.0 },
+                    response_basic: ResponseStats::default(),
+                    response_interleaved: ResponseStats::default(),
+                }),
+            }),
+            error: None,
+            generator_pinned: true,
+        }
+    }
+
+    #[test]
+    fn rounds_become_ranges_and_servers_are_compared() {
+        let mut plan = crate::section_accuracy::Plan::full();
+        plan.rates = vec![10_000.0];
+        plan.arrivals = vec![Arrivals::Even];
+        let outcome = Outcome {
+            plan,
+            measurements: vec![
+                measured("authtime", false, 0, 4.0, 8.0, 0),
+                measured("chronyd", false, 0, 2.0, 1.0, 0),
+                measured("chronyd", false, 1, 1.6, 1.0, 0),
+                measured("authtime", false, 1, 3.0, 6.0, 0),
+                measured("authtime", true, 0, 3.5, 7.0, 0),
+                measured("chronyd", true, 0, 0.2, 0.1, 900),
+            ],
+            servers: vec![("authtime", true), ("chronyd", true)],
+            namespaces: vec!["a".into(), "b".into()],
+            namespaces_removed: true,
+            chronyd_serverstats: Some("Interleaved NTP packets    : 900".into()),
+            notes: vec![],
+            elapsed_s: 1.0,
+        };
+        let s = section(&outcome, false);
+        let summary = &s.tables[0];
+        assert_eq!(summary.rows.len(), 1);
+        assert_eq!(summary.columns[1], "authtime, basic, even");
+        // Two rounds: a range of means and of deviations; round 2 fell behind.
+        assert_eq!(summary.rows[0][1], "3.00-4.00 (6.00-8.00) †");
+        assert_eq!(summary.rows[0][2], "1.60-2.00 (1.00) †");
+        assert_eq!(summary.rows[0][3], "3.50 (7.00), basic only");
+        assert_eq!(summary.rows[0][4], "0.20 (0.10), 100.0% interleaved");
+        assert_eq!(s.tables[1].rows.len(), 6);
+        let findings = s.findings.join("\n");
+        // Medians over rounds: authtime 4.0 (of 3 and 4), chronyd 2.0 (of 1.6 and 2).
+        assert!(
+            findings.contains(
+                "basic mode, even arrivals: authtime's mean T3 offset is 2.00× to 2.00× chronyd's"
+            ),
+            "{findings}"
+        );
+        assert!(
+            findings.contains("authtime answered no request interleaved"),
+            "{findings}"
+        );
+        assert!(
+            findings.contains("chronyd answered 100.0% of them interleaved"),
+            "{findings}"
+        );
+        assert!(findings.contains("Interleaved NTP packets"), "{findings}");
+        assert_eq!(s.plots.len(), 2);
+        assert_eq!(s.plots[0].series.len(), 4);
+    }
+
     #[test]
     fn a_skipped_section_says_why_and_has_no_tables() {
         let outcome = Outcome {
