@@ -242,6 +242,19 @@ const NTP: Section = Section {
                    measure how early the transmit timestamp served was \
                    (authtime_ntp_transmit_timestamp_error_seconds); 0 never, 1 every reply.",
         },
+        Key {
+            name: "transmit-timestamp",
+            kind: ValueKind::String,
+            choices: &["measured", "clock"],
+            default: DefaultValue::Value(r#""measured""#),
+            text: "The transmit timestamp of a basic reply: \"clock\" is the clock read \
+                   just before the reply's MAC and send; \"measured\" adds the send-path \
+                   delay the sampled replies measure (kernel transmit time minus T3, the \
+                   median of every 32 samples added to what each worker adds, at most \
+                   200 µs), so that the errors served centre on zero as the load changes. \
+                   \"measured\" needs accuracy-sample above 0. Interleaved replies carry the \
+                   kernel's time either way.",
+        },
     ],
 };
 

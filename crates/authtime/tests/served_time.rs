@@ -96,7 +96,13 @@ fn serve(dir: &TempDir, workers: usize, extra: &str) -> Serve {
 #[test]
 fn a_burst_read_in_one_batch_gets_a_transmit_timestamp_per_reply() {
     let dir = TempDir::new("burst");
-    let serve = serve(&dir, 1, "max-request-age = 0\naccuracy-sample = 0");
+    // The clock reading as T3, as it is: this test is about where it is
+    // read, not about the delay the server may learn to add to it.
+    let serve = serve(
+        &dir,
+        1,
+        "max-request-age = 0\naccuracy-sample = 0\ntransmit-timestamp = \"clock\"",
+    );
     let socket = client();
     let mut tries = Vec::new();
     for attempt in 0..3u64 {
@@ -354,13 +360,14 @@ fn status_shows_what_the_server_measured_about_the_time_it_served() {
     assert_eq!(served["replies"]["interleaved"], 4, "{served}");
     assert_eq!(served["transmit_timestamps"]["kernel"], 4, "{served}");
     assert_eq!(served["interleaved_table"]["capacity"], 65536, "{served}");
-    // Every basic reply was sampled: three measured errors, each positive
-    // (the reply left after its timestamp) and under a second.
+    // Every basic reply was sampled: three measured errors, each well under
+    // a second either way (with transmit-timestamp = "measured", the
+    // default, a T3 may be a little after the departure).
     assert_eq!(served["transmit_error"]["samples"], 3, "{served}");
     let mean = served["transmit_error"]["mean_seconds"]
         .as_f64()
         .expect("a mean");
-    assert!(mean > 0.0 && mean < 1.0, "{mean}");
+    assert!(mean.abs() < 1.0, "{mean}");
     // The text form says the same in words.
     let out = ntp_support::authtime(&["status", "--config", &config_arg, "--server", &addr]);
     let text = ntp_support::text(&out.stdout);

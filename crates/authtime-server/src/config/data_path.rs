@@ -17,6 +17,8 @@ pub const DEFAULT_MAX_REQUEST_AGE: f64 = 0.1;
 pub const DEFAULT_RECEIVE_BUFFER: usize = 512 * 1024;
 /// Default `accuracy-sample`: one basic reply in 100.
 pub const DEFAULT_ACCURACY_SAMPLE: f64 = 0.01;
+/// Default `transmit-timestamp`.
+pub const DEFAULT_TRANSMIT_TIMESTAMP: &str = "measured";
 
 /// The data path, validated.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -31,6 +33,8 @@ pub struct DataPathSettings {
     /// Every this many basic replies, one's transmit error is measured (0:
     /// never).
     pub sample_every: u32,
+    /// Basic transmit timestamps get the measured send-path delay added.
+    pub compensate: bool,
 }
 
 impl Default for DataPathSettings {
@@ -40,6 +44,7 @@ impl Default for DataPathSettings {
             max_request_age: Some(Duration::from_secs_f64(DEFAULT_MAX_REQUEST_AGE)),
             receive_buffer: DEFAULT_RECEIVE_BUFFER,
             sample_every: sample_every(DEFAULT_ACCURACY_SAMPLE),
+            compensate: DEFAULT_TRANSMIT_TIMESTAMP == "measured",
         }
     }
 }
@@ -90,6 +95,19 @@ pub(crate) fn validate(ntp: &NtpSection, problems: &mut Vec<Problem>) -> DataPat
     } else {
         settings.sample_every = sample_every(fraction);
     }
+    match ntp.transmit_timestamp.as_str() {
+        "clock" => settings.compensate = false,
+        "measured" if settings.sample_every == 0 => problems.push(Problem::new(
+            "ntp.transmit-timestamp",
+            "\"measured\" learns the send-path delay from sampled replies: it needs \
+             accuracy-sample above 0 (or transmit-timestamp = \"clock\")",
+        )),
+        "measured" => settings.compensate = true,
+        other => problems.push(Problem::new(
+            "ntp.transmit-timestamp",
+            format!("unknown `{other}` (clock or measured)"),
+        )),
+    }
     settings
 }
 
@@ -113,6 +131,7 @@ mod tests {
             max_request_age: -1.0,
             receive_buffer: 10,
             accuracy_sample: f64::NAN,
+            transmit_timestamp: "late".into(),
             ..NtpSection::default()
         };
         let mut problems = Vec::new();
@@ -124,18 +143,32 @@ mod tests {
                 "ntp.interleaved-table-size",
                 "ntp.max-request-age",
                 "ntp.receive-buffer",
-                "ntp.accuracy-sample"
+                "ntp.accuracy-sample",
+                "ntp.transmit-timestamp"
             ]
         );
         let mut problems = Vec::new();
         let off = NtpSection {
             interleaved: false,
             max_request_age: 0.0,
+            transmit_timestamp: "clock".into(),
             ..NtpSection::default()
         };
         let s = validate(&off, &mut problems);
         assert!(problems.is_empty());
-        assert_eq!((s.interleaved_table, s.max_request_age), (None, None));
+        assert_eq!(
+            (s.interleaved_table, s.max_request_age, s.compensate),
+            (None, None, false)
+        );
+        // Learning the delay needs samples.
+        let unsampled = NtpSection {
+            accuracy_sample: 0.0,
+            ..NtpSection::default()
+        };
+        let _ = validate(&unsampled, &mut problems);
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].path, "ntp.transmit-timestamp");
+        problems.clear();
         assert_eq!(
             validate(&NtpSection::default(), &mut problems),
             DataPathSettings::default()

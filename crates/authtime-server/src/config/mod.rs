@@ -278,6 +278,9 @@ pub struct NtpSection {
     pub receive_buffer: usize,
     /// Fraction of basic replies whose transmit error is measured.
     pub accuracy_sample: f64,
+    /// `clock` (the clock reading) or `measured` (plus the send-path delay
+    /// the samples measure) as the transmit timestamp of basic replies.
+    pub transmit_timestamp: String,
 }
 
 impl Default for NtpSection {
@@ -296,6 +299,7 @@ impl Default for NtpSection {
             max_request_age: data_path::DEFAULT_MAX_REQUEST_AGE,
             receive_buffer: data_path::DEFAULT_RECEIVE_BUFFER,
             accuracy_sample: data_path::DEFAULT_ACCURACY_SAMPLE,
+            transmit_timestamp: data_path::DEFAULT_TRANSMIT_TIMESTAMP.into(),
         }
     }
 }

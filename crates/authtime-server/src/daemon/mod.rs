@@ -217,6 +217,7 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         max_request_age: settings.data_path.max_request_age,
         sample_every: settings.data_path.sample_every,
         tx_stamps,
+        compensate: settings.data_path.compensate,
     });
     let mut running = Running {
         clock: Arc::clone(&clock),

@@ -1,6 +1,7 @@
 //! The NTP data path: sockets, the worker threads, and everything a reply to
 //! a plain, MAC or NTS request goes through on its way out.
 
+pub(crate) mod compensation;
 pub(crate) mod key_store;
 pub(crate) mod nts_reply;
 pub(crate) mod reply;

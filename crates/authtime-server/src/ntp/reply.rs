@@ -32,6 +32,7 @@ use authtime_proto::interleaved::{Inserted, SavedTx, TxSource};
 use authtime_proto::{PreparedReply, Server, ServerAction};
 use authtime_wire::{Header, NtpTimestamp};
 
+use super::compensation::Compensation;
 use super::nts_reply::{self, NtsShared, RandomPool};
 use super::timestamps::SharedTimestamps;
 use crate::clock;
@@ -63,6 +64,8 @@ pub(crate) struct ReplyPath {
     outstanding: u64,
     /// When the last stamp was asked for.
     last_request: Option<Instant>,
+    /// The send-path delay added to basic transmit timestamps.
+    compensation: Compensation,
 }
 
 /// What the caller knows about one request.
@@ -74,8 +77,10 @@ pub(crate) struct Request<'a> {
 }
 
 impl ReplyPath {
-    /// `tx_stamps`: the socket returns transmit timestamps when asked.
-    pub(crate) fn new(tx_stamps: bool, sample_every: u32) -> Self {
+    /// `tx_stamps`: the socket returns transmit timestamps when asked;
+    /// `compensate`: basic transmit timestamps get the measured send-path
+    /// delay added ([`super::compensation`]).
+    pub(crate) fn new(tx_stamps: bool, sample_every: u32, compensate: bool) -> Self {
         Self {
             sender: Sender::new(),
             out: Box::new([0; DATAGRAM_LEN]),
@@ -87,6 +92,7 @@ impl ReplyPath {
             delivered: 0,
             outstanding: 0,
             last_request: None,
+            compensation: Compensation::new(compensate),
         }
     }
 
@@ -110,7 +116,8 @@ impl ReplyPath {
         );
         let started = Instant::now();
         let now = clock::now();
-        let action = reply.finish(now, previous.map(|p| p.tx), &mut self.out[..], stats);
+        let t3 = self.basic_transmit(now);
+        let action = reply.finish(t3, previous.map(|p| p.tx), &mut self.out[..], stats);
         let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         let ServerAction::Send(len) = action else {
             return;
@@ -131,7 +138,7 @@ impl ReplyPath {
         if !sent || !time_reply {
             return;
         }
-        self.count_time_reply(request.recv_ts, now, previous, &mut stats.counters.served);
+        self.count_time_reply(request.recv_ts, t3, previous, &mut stats.counters.served);
         if save && let (Some(table), Some(rx)) = (table, reply.receive_ts()) {
             save_tx(table, rx, now, &mut stats.counters.served);
         }
@@ -160,8 +167,9 @@ impl ReplyPath {
         let origin = authtime_proto::interleaved_origin(&header);
         let save = table.is_some() && origin.is_some();
         let previous = previous_tx(table, origin, &mut counters.served);
-        let mut t3 = NtpTimestamp::ZERO;
+        let (mut now, mut t3) = (NtpTimestamp::ZERO, NtpTimestamp::ZERO);
         let mut reply_t2 = NtpTimestamp::ZERO;
+        let delay_ns = self.compensation.delay_ns();
         let outcome = nts_reply::answer(
             nts,
             request.data,
@@ -170,7 +178,8 @@ impl ReplyPath {
             &mut self.out[..],
             counters,
             |purpose| {
-                t3 = clock::now();
+                now = clock::now();
+                t3 = add_ns(now, delay_ns);
                 let previous = match purpose {
                     HeaderFor::Reply => previous.map(|p| p.tx),
                     HeaderFor::Nak => None,
@@ -197,8 +206,13 @@ impl ReplyPath {
         }
         self.count_time_reply(request.recv_ts, t3, previous, &mut counters.served);
         if save && let Some(table) = table {
-            save_tx(table, reply_t2, t3, &mut counters.served);
+            save_tx(table, reply_t2, now, &mut counters.served);
         }
+    }
+
+    /// The transmit timestamp of a basic reply for the clock reading `now`.
+    fn basic_transmit(&self, now: NtpTimestamp) -> NtpTimestamp {
+        add_ns(now, self.compensation.delay_ns())
     }
 
     /// Sends the first `len` bytes of the reply buffer; asks for its
@@ -283,9 +297,12 @@ impl ReplyPath {
             return;
         }
         let mut read = 0u64;
+        let compensation = &mut self.compensation;
         let result = self.stamps.drain(socket, |stamp| {
             read += 1;
-            super::tx_stamps::process(stamp, table, &mut counters.served);
+            if let Some(error) = super::tx_stamps::process(stamp, table, &mut counters.served) {
+                compensation.record(error);
+            }
         });
         if let Err(e) = result {
             tracing::debug!(error = %e, "reading transmit timestamps failed");
@@ -308,6 +325,15 @@ impl ReplyPath {
             );
         }
     }
+}
+
+/// `ts` plus `ns` nanoseconds (0 to a few hundred microseconds).
+fn add_ns(ts: NtpTimestamp, ns: i64) -> NtpTimestamp {
+    if ns == 0 {
+        return ts;
+    }
+    let bits = (i128::from(ns) << 32) / 1_000_000_000;
+    NtpTimestamp::from_bits(ts.to_bits().wrapping_add(bits as u64))
 }
 
 /// The saved transmit time for an interleaved request naming `origin`, if it

@@ -20,21 +20,19 @@ use crate::metrics::served_time::ServedTimeCounters;
 /// Mode 4 (server) in the first byte of an NTP header.
 const MODE_SERVER: u8 = 4;
 
-/// Handles one transmit timestamp read from the error queue.
+/// Handles one transmit timestamp read from the error queue; returns the
+/// error of the T3 served (kernel time − T3, nanoseconds) when the stamp is
+/// of a basic reply.
 pub(crate) fn process(
     stamp: &TxStamp<'_>,
     table: Option<&SharedTimestamps>,
     counters: &mut ServedTimeCounters,
-) {
+) -> Option<i64> {
     counters.kernel_tx_read += 1;
-    let Some(udp) = looped_packet::parse(stamp.packet) else {
-        return;
-    };
-    let Some(header) = udp.payload.get(..48) else {
-        return;
-    };
+    let udp = looped_packet::parse(stamp.packet)?;
+    let header = udp.payload.get(..48)?;
     if header[0] & 0x07 != MODE_SERVER {
-        return;
+        return None;
     }
     let field = |at: usize| {
         let mut b = [0u8; 8];
@@ -52,13 +50,12 @@ pub(crate) fn process(
     {
         counters.kernel_tx_implausible += 1;
     }
-    let served = t3.duration_since(t2).as_nanos();
-    if served >= 0 {
-        let error = sent.duration_since(t3).as_nanos();
-        counters
-            .t3_error
-            .record(i64::try_from(error).unwrap_or(i64::MAX));
+    if t3.duration_since(t2).as_nanos() < 0 {
+        return None;
     }
+    let error = i64::try_from(sent.duration_since(t3).as_nanos()).unwrap_or(i64::MAX);
+    counters.t3_error.record(error);
+    Some(error)
 }
 
 #[cfg(test)]

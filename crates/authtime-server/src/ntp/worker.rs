@@ -53,6 +53,8 @@ pub(crate) struct Shared {
     pub(crate) sample_every: u32,
     /// The sockets return transmit timestamps when asked.
     pub(crate) tx_stamps: bool,
+    /// Basic transmit timestamps get the measured send-path delay added.
+    pub(crate) compensate: bool,
 }
 
 /// Receive errors other than timeouts are logged at most this often per worker.
@@ -61,7 +63,7 @@ const ERROR_LOG_INTERVAL: Duration = Duration::from_secs(10);
 /// Serves `socket` until the stop flag is set.
 pub(crate) fn run(socket: &UdpSocket, shared: &Shared, counters: &Mutex<WorkerCounters>) {
     let mut rx = RecvBatch::new();
-    let mut path = ReplyPath::new(shared.tx_stamps, shared.sample_every);
+    let mut path = ReplyPath::new(shared.tx_stamps, shared.sample_every, shared.compensate);
     let mut keys = KeyView::new(&shared.keys);
     let mut random = RandomPool::new();
     let mut clock = ClockView::new(&shared.clock);
