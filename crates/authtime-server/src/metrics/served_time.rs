@@ -163,6 +163,8 @@ pub struct ServedTimeCounters {
     pub fallbacks: [u64; 2],
     /// Transmit times saved over an unanswered one (the table was full).
     pub evicted: u64,
+    /// Transmit timestamps asked of the kernel.
+    pub kernel_tx_requested: u64,
     /// Transmit timestamps read back from the kernel.
     pub kernel_tx_read: u64,
     /// Kernel transmit timestamps refused as implausible for the reply.
@@ -187,6 +189,7 @@ impl ServedTimeCounters {
             self.fallbacks[i] += o.fallbacks[i];
         }
         self.evicted += o.evicted;
+        self.kernel_tx_requested += o.kernel_tx_requested;
         self.kernel_tx_read += o.kernel_tx_read;
         self.kernel_tx_implausible += o.kernel_tx_implausible;
         self.kernel_drops += o.kernel_drops;
@@ -253,8 +256,11 @@ impl ServedTimeCounters {
         family(
             "authtime_ntp_kernel_transmit_timestamps_total",
             "counter",
-            "Transmit timestamps read back from the kernel, by result.",
+            "Transmit timestamps of replies: asked of the kernel, read back, and read back but \
+             refused as implausible. Asked minus read is what the kernel dropped (its error \
+             queue shares the socket's receive buffer, full under overload).",
             &[
+                (label("result", "requested"), self.kernel_tx_requested),
                 (label("result", "read"), self.kernel_tx_read),
                 (label("result", "implausible"), self.kernel_tx_implausible),
             ],

@@ -11,7 +11,10 @@
 //! clock readings: the served errors then centre on zero, and keep doing so
 //! as the machine's load changes. It corrects the delay the kernel's own
 //! timestamps show, not an assumed one, and never by more than
-//! [`MAX_DELAY_NS`].
+//! [`MAX_DELAY_NS`]. Until the first window is full the worker samples every
+//! basic reply ([`Compensation::warming_up`]), so that a server that has just
+//! started serves centred timestamps after its first few dozen replies
+//! rather than after a few thousand.
 
 /// Samples per adjustment.
 pub(crate) const WINDOW: usize = 32;
@@ -25,6 +28,7 @@ pub(crate) struct Compensation {
     delay_ns: i64,
     window: [i64; WINDOW],
     filled: usize,
+    adjusted: bool,
 }
 
 impl Compensation {
@@ -34,7 +38,14 @@ impl Compensation {
             delay_ns: 0,
             window: [0; WINDOW],
             filled: 0,
+            adjusted: false,
         }
+    }
+
+    /// Whether the delay is still to be learnt: then every basic reply is
+    /// worth a sample.
+    pub(crate) fn warming_up(&self) -> bool {
+        self.enabled && !self.adjusted
     }
 
     /// Nanoseconds to add to a clock reading for a basic transmit timestamp.
@@ -54,6 +65,7 @@ impl Compensation {
             let median = self.window[WINDOW / 2];
             self.delay_ns = self.delay_ns.saturating_add(median).clamp(0, MAX_DELAY_NS);
             self.filled = 0;
+            self.adjusted = true;
         }
     }
 }
@@ -97,6 +109,20 @@ mod tests {
         let _ = run(&mut c, 5_000, 4 * WINDOW, &mut seed);
         let settled = run(&mut c, 5_000, 8 * WINDOW, &mut seed);
         assert!(median(settled).abs() < 200, "{}", c.delay_ns());
+    }
+
+    #[test]
+    fn warming_up_ends_with_the_first_window() {
+        let mut c = Compensation::new(true);
+        for _ in 0..WINDOW - 1 {
+            assert!(c.warming_up());
+            c.record(1_000);
+        }
+        assert!(c.warming_up());
+        c.record(1_000);
+        assert!(!c.warming_up());
+        assert_eq!(c.delay_ns(), 1_000);
+        assert!(!Compensation::new(false).warming_up());
     }
 
     #[test]

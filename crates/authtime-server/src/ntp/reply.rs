@@ -235,6 +235,7 @@ impl ReplyPath {
         {
             Ok(()) => {
                 if stamp {
+                    counters.served.kernel_tx_requested += 1;
                     self.requested += 1;
                     self.outstanding += 1;
                     self.last_request = Some(Instant::now());
@@ -252,6 +253,9 @@ impl ReplyPath {
     fn sample_due(&mut self) -> bool {
         if self.sample_every == 0 {
             return false;
+        }
+        if self.compensation.warming_up() {
+            return true;
         }
         self.until_sample = self.until_sample.saturating_sub(1);
         if self.until_sample == 0 {
