@@ -118,8 +118,9 @@ impl Plan {
         }
     }
 
-    fn measurements(&self, servers: usize) -> usize {
-        self.rates.len() * self.rounds * self.arrivals.len() * 2 * servers
+    /// Measurements for `modes` (server, mode) pairs.
+    fn measurements(&self, modes: usize) -> usize {
+        self.rates.len() * self.rounds * self.arrivals.len() * modes
     }
 }
 
@@ -147,6 +148,9 @@ pub struct Measurement {
 /// A server under test, running in the server namespace.
 struct Server {
     name: &'static str,
+    /// Measured in basic mode only (a variant whose interleaved replies
+    /// are the same as another server's).
+    basic_only: bool,
     process: ServerProcess,
     target: SocketAddr,
     pinned: bool,
@@ -230,7 +234,7 @@ fn measure_in_namespaces(dir: &TempDir, outcome: &mut Outcome, progress: &mut Pr
         dir.path(""),
         std::os::unix::fs::PermissionsExt::from_mode(0o700),
     );
-    let pair = match NetnsPair::create("acc", 2) {
+    let pair = match NetnsPair::create("acc", 3) {
         Ok(pair) => pair,
         Err(e) => {
             outcome.notes.push(format!(
@@ -242,11 +246,16 @@ fn measure_in_namespaces(dir: &TempDir, outcome: &mut Outcome, progress: &mut Pr
     outcome.namespaces = vec![pair.server.clone(), pair.generator.clone()];
     // Declared after `pair`, so dropped (killed) before the namespaces go.
     let mut servers = Vec::new();
-    match start_authtime(&pair, dir, pair.server_addrs[0]) {
-        Ok(s) => servers.push(s),
-        Err(e) => outcome
-            .notes
-            .push(format!("authtime could not be measured: {e}.")),
+    for (variant, addr) in [
+        (AuthtimeVariant::Default, pair.server_addrs[0]),
+        (AuthtimeVariant::ClockReading, pair.server_addrs[2]),
+    ] {
+        match start_authtime(&pair, dir, addr, variant) {
+            Ok(s) => servers.push(s),
+            Err(e) => outcome
+                .notes
+                .push(format!("{} could not be measured: {e}.", variant.name())),
+        }
     }
     match find_chronyd() {
         None => outcome.notes.push(
@@ -263,7 +272,11 @@ fn measure_in_namespaces(dir: &TempDir, outcome: &mut Outcome, progress: &mut Pr
     }
     outcome.servers = servers.iter().map(|s| (s.name, s.pinned)).collect();
     let plan = outcome.plan.clone();
-    let total = plan.measurements(servers.len());
+    let modes = servers
+        .iter()
+        .map(|s| if s.basic_only { 1 } else { 2 })
+        .sum();
+    let total = plan.measurements(modes);
     let mut done = 0;
     for &rate in &plan.rates {
         for round in 0..plan.rounds {
@@ -277,6 +290,9 @@ fn measure_in_namespaces(dir: &TempDir, outcome: &mut Outcome, progress: &mut Pr
                     };
                     for i in order {
                         let server = &mut servers[i];
+                        if interleaved && server.basic_only {
+                            continue;
+                        }
                         progress.step(
                             &format!(
                                 "accuracy: {} at {rate:.0}/s, {} mode, {} arrivals, round {}",
@@ -359,25 +375,60 @@ fn ready(
     let pinned = pin_process(process.pid(), SERVER_CPU);
     Ok(Server {
         name,
+        basic_only: false,
         process,
         target,
         pinned,
     })
 }
 
+/// Which authtime is measured.
+#[derive(Debug, Clone, Copy)]
+enum AuthtimeVariant {
+    /// As configured by default: basic transmit timestamps with the
+    /// send-path delay the server measures added.
+    Default,
+    /// `transmit-timestamp = "clock"`: the clock reading as it is (basic
+    /// mode only; its interleaved replies are the default's).
+    ClockReading,
+}
+
+impl AuthtimeVariant {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Default => "authtime",
+            Self::ClockReading => "authtime (clock reading)",
+        }
+    }
+
+    fn config_line(self) -> &'static str {
+        match self {
+            Self::Default => "",
+            Self::ClockReading => "transmit-timestamp = \"clock\"\n",
+        }
+    }
+}
+
 /// `authtime serve` (the executable beside this one) on `addr`, port 123:
 /// one worker, no rate limit, a stratum-1 static clock.
-fn start_authtime(pair: &NetnsPair, dir: &TempDir, addr: Ipv4Addr) -> Result<Server, String> {
+fn start_authtime(
+    pair: &NetnsPair,
+    dir: &TempDir,
+    addr: Ipv4Addr,
+    variant: AuthtimeVariant,
+) -> Result<Server, String> {
     let exe = crate::section_nts_server::authtime_exe()?;
-    let config = dir.path("authtime.toml");
+    let stem = format!("authtime-{addr}");
+    let config = dir.path(&format!("{stem}.toml"));
     fs::write(
         &config,
         format!(
-            "[ntp]\nlisten = [\"{addr}:123\"]\nworkers = 1\n[rate-limit]\nenabled = false\n{CLOCK}"
+            "[ntp]\nlisten = [\"{addr}:123\"]\nworkers = 1\n{}[rate-limit]\nenabled = false\n{CLOCK}",
+            variant.config_line()
         ),
     )
     .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
-    let log = dir.path("authtime.log");
+    let log = dir.path(&format!("{stem}.log"));
     let child = pair
         .server_command(&exe)
         .arg("serve")
@@ -393,7 +444,9 @@ fn start_authtime(pair: &NetnsPair, dir: &TempDir, addr: Ipv4Addr) -> Result<Ser
         name: "authtime serve",
         log,
     };
-    ready(pair, "authtime", process, (addr, 123).into())
+    let mut server = ready(pair, variant.name(), process, (addr, 123).into())?;
+    server.basic_only = matches!(variant, AuthtimeVariant::ClockReading);
+    Ok(server)
 }
 
 /// chronyd on `addr`, port 123, never touching the clock (`-x`), `local

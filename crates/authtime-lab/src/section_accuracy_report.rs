@@ -314,9 +314,9 @@ fn offset_plots(outcome: &Outcome) -> Vec<Plot> {
             stem: "accuracy-mean".into(),
             title: "Mean T3 offset vs request rate".into(),
             x_label: "requests/s".into(),
-            y_label: "mean T3 offset (µs, log; non-positive omitted)".into(),
+            y_label: "mean T3 offset (µs)".into(),
             log_x: true,
-            log_y: true,
+            log_y: false,
             series: series(|o| o.mean_us),
         },
         Plot {
@@ -341,74 +341,214 @@ fn answered_interleaved(outcome: &Outcome, server: &str, arrivals: Arrivals) -> 
         .any(|m| headline(m).is_some_and(|h| h.0 == ReplyKind::Interleaved))
 }
 
-/// authtime's headline mean ÷ chronyd's at each rate (medians over rounds),
-/// and the same for the standard deviation.
-fn ratios(outcome: &Outcome, interleaved: bool, arrivals: Arrivals) -> Vec<(f64, f64, f64)> {
-    let pick = |server: &str, rate: f64, f: fn(&OffsetStats) -> f64| {
-        median(
-            outcome
-                .measurements
-                .iter()
-                .filter(|m| {
-                    m.server == server
-                        && m.rate == rate
-                        && m.interleaved == interleaved
-                        && m.arrivals == arrivals
-                })
-                .filter_map(|m| headline(m).map(|h| f(h.1)))
-                .collect(),
-        )
-    };
-    outcome
+/// Loss above which a step is past a server's knee.
+const KNEE_LOSS: f64 = 0.01;
+
+/// The median over rounds of `f` of `server`'s headline figures at `rate`.
+fn step_median(
+    outcome: &Outcome,
+    server: &str,
+    rate: f64,
+    interleaved: bool,
+    arrivals: Arrivals,
+    f: impl Fn(&Measurement) -> Option<f64>,
+) -> Option<f64> {
+    median(
+        outcome
+            .measurements
+            .iter()
+            .filter(|m| {
+                m.server == server
+                    && m.rate == rate
+                    && m.interleaved == interleaved
+                    && m.arrivals == arrivals
+            })
+            .filter_map(f)
+            .collect(),
+    )
+}
+
+fn mean_of(m: &Measurement) -> Option<f64> {
+    headline(m).map(|h| h.1.mean_us)
+}
+
+fn stddev_of(m: &Measurement) -> Option<f64> {
+    headline(m).map(|h| h.1.stddev_us)
+}
+
+fn loss_of(m: &Measurement) -> Option<f64> {
+    m.report.as_ref().map(|r| r.loss)
+}
+
+fn share_of(m: &Measurement) -> Option<f64> {
+    let a = m.report.as_ref()?.accuracy.as_ref()?;
+    Some(100.0 * a.interleaved_share_after_warmup)
+}
+
+/// The lowest rate at which `server` lost more than [`KNEE_LOSS`] of its
+/// requests (median over rounds) in `interleaved` mode with `arrivals`.
+fn knee(outcome: &Outcome, server: &str, interleaved: bool, arrivals: Arrivals) -> Option<f64> {
+    outcome.plan.rates.iter().copied().find(|&rate| {
+        step_median(outcome, server, rate, interleaved, arrivals, loss_of)
+            .is_some_and(|loss| loss > KNEE_LOSS)
+    })
+}
+
+fn knee_text(knee: Option<f64>, outcome: &Outcome) -> String {
+    match (knee, outcome.plan.rates.last()) {
+        (Some(rate), _) => format!("{} req/s", fmt_rate(rate)),
+        (None, Some(&last)) => format!("none up to {} req/s", fmt_rate(last)),
+        (None, None) => "–".into(),
+    }
+}
+
+/// A range of per-step medians, `lo to hi` in µs.
+fn step_range(values: &[f64]) -> String {
+    let r = range(values);
+    format!("{r} µs")
+}
+
+/// One step's medians over rounds, for [`compare`].
+struct StepFigures {
+    mean: f64,
+    stddev: f64,
+    chronyd_mean: f64,
+    chronyd_stddev: f64,
+    /// Interleaved share after warm-up, %.
+    share: Option<f64>,
+}
+
+/// The comparison of `server` with chronyd in one mode and arrival pattern,
+/// against issue 26's targets, over the steps below chronyd's knee.
+fn compare(
+    outcome: &Outcome,
+    server: &str,
+    interleaved: bool,
+    arrivals: Arrivals,
+) -> Option<String> {
+    let chronyd_knee = knee(outcome, "chronyd", interleaved, arrivals);
+    let steps: Vec<f64> = outcome
         .plan
         .rates
         .iter()
-        .filter_map(|&rate| {
-            let a = pick("authtime", rate, |o| o.mean_us)?;
-            let c = pick("chronyd", rate, |o| o.mean_us)?;
-            let sa = pick("authtime", rate, |o| o.stddev_us)?;
-            let sc = pick("chronyd", rate, |o| o.stddev_us)?;
-            (c > 0.0 && sc > 0.0).then_some((rate, a / c, sa / sc))
-        })
-        .collect()
+        .copied()
+        .filter(|&rate| chronyd_knee.is_none_or(|k| rate < k))
+        .collect();
+    let mut rows = Vec::new();
+    for &rate in &steps {
+        let get = |who: &str, f: fn(&Measurement) -> Option<f64>| {
+            step_median(outcome, who, rate, interleaved, arrivals, f)
+        };
+        let (Some(ma), Some(sa), Some(mc), Some(sc)) = (
+            get(server, mean_of),
+            get(server, stddev_of),
+            get("chronyd", mean_of),
+            get("chronyd", stddev_of),
+        ) else {
+            continue;
+        };
+        rows.push(StepFigures {
+            mean: ma,
+            stddev: sa,
+            chronyd_mean: mc,
+            chronyd_stddev: sc,
+            share: get(server, share_of),
+        });
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let n = rows.len();
+    let pick = |f: fn(&StepFigures) -> f64| -> Vec<f64> { rows.iter().map(f).collect() };
+    let head = format!(
+        "{} mode, {} arrivals, the {n} step(s) below chronyd's knee ({}): {server}'s mean T3 \
+         offset {} (chronyd {}), standard deviation {} (chronyd {})",
+        mode_name(interleaved),
+        arrivals.name(),
+        knee_text(chronyd_knee, outcome),
+        step_range(&pick(|r| r.mean)),
+        step_range(&pick(|r| r.chronyd_mean)),
+        step_range(&pick(|r| r.stddev)),
+        step_range(&pick(|r| r.chronyd_stddev)),
+    );
+    let verdict = if interleaved {
+        let within = rows.iter().filter(|r| r.mean.abs() <= 0.5).count();
+        let shares: Vec<f64> = rows.iter().filter_map(|r| r.share).collect();
+        let enough = shares.iter().filter(|s| **s >= 99.0).count();
+        format!(
+            "; mean within 0.5 µs at {within} of {n} steps, at least 99% of requests answered \
+             interleaved (after warm-up) at {enough} of {n} ({})",
+            if shares.is_empty() {
+                "–".into()
+            } else {
+                format!(
+                    "{:.1}% to {:.1}%",
+                    shares.iter().copied().fold(f64::INFINITY, f64::min),
+                    shares.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+                )
+            }
+        )
+    } else {
+        let mean_ok = rows
+            .iter()
+            .filter(|r| r.mean.abs() <= r.chronyd_mean.abs())
+            .count();
+        let spread_ok = rows.iter().filter(|r| r.stddev <= r.chronyd_stddev).count();
+        format!(
+            "; |mean| no larger than chronyd's at {mean_ok} of {n} steps, standard deviation no \
+             larger at {spread_ok} of {n}"
+        )
+    };
+    Some(format!("{head}{verdict} (medians over rounds)."))
 }
 
 fn findings(outcome: &Outcome) -> Vec<String> {
     let mut out = outcome.notes.clone();
+    let authtimes: Vec<&str> = outcome
+        .servers
+        .iter()
+        .map(|s| s.0)
+        .filter(|s| s.starts_with("authtime"))
+        .collect();
     for &arrivals in &outcome.plan.arrivals {
         for interleaved in [false, true] {
-            let r = ratios(outcome, interleaved, arrivals);
-            if r.is_empty() {
-                continue;
+            for &server in &authtimes {
+                if interleaved && !answered_interleaved(outcome, server, arrivals) {
+                    if outcome
+                        .measurements
+                        .iter()
+                        .any(|m| m.server == server && m.interleaved && m.arrivals == arrivals)
+                    {
+                        out.push(format!(
+                            "interleaved mode, {} arrivals: {server} answered no request \
+                             interleaved.",
+                            arrivals.name()
+                        ));
+                    }
+                    continue;
+                }
+                out.extend(compare(outcome, server, interleaved, arrivals));
             }
-            let lo = |f: fn(&(f64, f64, f64)) -> f64| r.iter().map(f).fold(f64::INFINITY, f64::min);
-            let hi =
-                |f: fn(&(f64, f64, f64)) -> f64| r.iter().map(f).fold(f64::NEG_INFINITY, f64::max);
-            let what = if !interleaved {
-                "authtime's mean T3 offset is"
-            } else if answered_interleaved(outcome, "authtime", arrivals) {
-                "authtime's interleaved mean T3 offset is"
-            } else {
-                "authtime answered no request interleaved: its basic replies' mean T3 offset is"
-            };
-            out.push(format!(
-                "{} mode, {} arrivals: {what} {:.2}× to {:.2}× chronyd's{}, its standard \
-                 deviation {:.2}× to {:.2}× ({} to {} req/s; medians over rounds).",
-                mode_name(interleaved),
-                arrivals.name(),
-                lo(|x| x.1),
-                hi(|x| x.1),
-                if interleaved && answered_interleaved(outcome, "chronyd", arrivals) {
-                    " (interleaved)"
-                } else {
-                    ""
-                },
-                lo(|x| x.2),
-                hi(|x| x.2),
-                fmt_rate(r[0].0),
-                fmt_rate(r[r.len() - 1].0)
-            ));
         }
+    }
+    for (server, _) in &outcome.servers {
+        let knees: Vec<String> = outcome
+            .plan
+            .arrivals
+            .iter()
+            .map(|&a| {
+                format!(
+                    "{} {}",
+                    a.name(),
+                    knee_text(knee(outcome, server, false, a), outcome)
+                )
+            })
+            .collect();
+        out.push(format!(
+            "Knee of {server} (the lowest step losing more than {:.0}% in basic mode): {}.",
+            100.0 * KNEE_LOSS,
+            knees.join(", ")
+        ));
     }
     for (server, _) in &outcome.servers {
         let shares: Vec<f64> = outcome
@@ -506,7 +646,12 @@ fn method(outcome: &Outcome, quick: bool) -> String {
          the other (a lab thread that entered it with setns), so every request and reply \
          crosses the veth and nothing leaves the pair; the namespaces are deleted at the end. \
          authtime: `authtime serve` (the executable beside this one), one worker, rate limiting \
-         off, a static stratum-1 clock, on 10.200.7.1:123. chronyd: `chronyd -x -u root -d` \
+         off, a static stratum-1 clock, on 10.200.7.1:123, as configured by default (basic \
+         replies' T3 = the clock read just before the reply's MAC and send, plus the send-path \
+         delay the server measures on its own sampled replies); \"authtime (clock reading)\": \
+         the same with transmit-timestamp = \"clock\" (the clock reading as it is), on \
+         10.200.7.4:123, measured in basic mode only (its interleaved replies are the same). \
+         chronyd: `chronyd -x -u root -d` \
          (never touches the clock) with `local stratum 1`, `allow`, `clientloglimit 100000000`, \
          no command port, on 10.200.7.3:123. Pinning: {}; generator (sender and receivers) {}. \
          The generator is open loop: requests leave on schedule, evenly spaced or with \
@@ -674,7 +819,17 @@ mod tests {
         // Medians over rounds: authtime 4.0 (of 3 and 4), chronyd 2.0 (of 1.6 and 2).
         assert!(
             findings.contains(
-                "basic mode, even arrivals: authtime's mean T3 offset is 2.00× to 2.00× chronyd's"
+                "basic mode, even arrivals, the 1 step(s) below chronyd's knee (none up to 10k \
+                 req/s): authtime's mean T3 offset 4.00 µs (chronyd 2.00 µs), standard deviation \
+                 8.00 µs (chronyd 1.00 µs); |mean| no larger than chronyd's at 0 of 1 steps, \
+                 standard deviation no larger at 0 of 1 (medians over rounds)."
+            ),
+            "{findings}"
+        );
+        assert!(
+            findings.contains(
+                "Knee of chronyd (the lowest step losing more than 1% in basic mode): even none \
+                 up to 10k req/s."
             ),
             "{findings}"
         );
