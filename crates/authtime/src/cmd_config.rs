@@ -16,7 +16,8 @@ pub use authtime_server::config::file::ConfigProblems;
 /// # Errors
 /// The file cannot be read (an error), or it has problems ([`ConfigProblems`]).
 pub fn read_settings(path: &Path) -> anyhow::Result<Result<Settings, ConfigProblems>> {
-    authtime_server::config::file::read_settings(path).with_context(|| format!("{}", path.display()))
+    authtime_server::config::file::read_settings(path)
+        .with_context(|| format!("{}", path.display()))
 }
 
 /// Checks a configuration file and the key file it names: prints `ok`, or
