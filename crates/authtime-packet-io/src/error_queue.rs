@@ -202,6 +202,15 @@ mod tests {
         }
         // The queue is empty now.
         assert_eq!(reader.drain(&sender, |_| panic!("more")).expect("drain"), 0);
+        // Every datagram arrived, stamped or not (`sendmsg` or `sendto`).
+        receiver
+            .set_read_timeout(Some(std::time::Duration::from_secs(1)))
+            .expect("timeout");
+        let mut buf = [0u8; 64];
+        for i in 0..40u8 {
+            let n = receiver.recv(&mut buf).expect("a datagram");
+            assert_eq!(&buf[..n], &[i; 48][..]);
+        }
     }
 
     #[test]

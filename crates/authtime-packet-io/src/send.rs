@@ -42,7 +42,7 @@ impl Sender {
     }
 
     /// Sends `bytes` on `socket` to `peer` (`None`: the socket's connected
-    /// peer) in one `sendmsg`. With `tx_stamp`, asks the kernel for the
+    /// peer) in one `sendto`, or `sendmsg` with `tx_stamp`, which asks the kernel for the
     /// datagram's software transmit timestamp, which it queues on the
     /// socket's error queue ([`crate::TxStampReader`]) once the datagram
     /// has been handed to the network driver: on loopback and veth, before
@@ -57,6 +57,9 @@ impl Sender {
         peer: Option<&PeerName>,
         tx_stamp: bool,
     ) -> io::Result<()> {
+        if !tx_stamp {
+            return send_to(socket, bytes, peer);
+        }
         let mut iov = libc::iovec {
             // The kernel only reads from a send buffer.
             iov_base: bytes.as_ptr().cast_mut().cast(),
@@ -86,6 +89,37 @@ impl Sender {
             if e.kind() != io::ErrorKind::Interrupted {
                 return Err(e);
             }
+        }
+    }
+}
+
+/// `sendto`: no control message to pass, so no message header for the
+/// kernel to copy in.
+fn send_to(socket: &impl AsRawFd, bytes: &[u8], peer: Option<&PeerName>) -> io::Result<()> {
+    let (name, len) = match peer {
+        Some(p) => (ptr::from_ref(&p.storage).cast::<libc::sockaddr>(), p.len),
+        None => (ptr::null(), 0),
+    };
+    loop {
+        // SAFETY: `bytes` and the peer's address are alive for the call and
+        // only read by the kernel; a null address with length 0 means the
+        // connected peer.
+        let n = unsafe {
+            libc::sendto(
+                socket.as_raw_fd(),
+                bytes.as_ptr().cast(),
+                bytes.len(),
+                0,
+                name,
+                len,
+            )
+        };
+        if n >= 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
         }
     }
 }
