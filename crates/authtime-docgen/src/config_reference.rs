@@ -226,9 +226,10 @@ const NTP: Section = Section {
             name: "receive-buffer",
             kind: ValueKind::Integer,
             choices: &[],
-            default: DefaultValue::Value("524288"),
-            text: "Receive buffer of each NTP socket in bytes, as the kernel counts them (about \
-                   1 KB per queued request): a few milliseconds of requests at full load, so \
+            default: DefaultValue::Value("262144"),
+            text: "Receive buffer of each NTP socket in bytes, as the kernel counts them (832 \
+                   bytes per queued 48-byte request on loopback and veth, so the default holds \
+                   about 300): a few milliseconds of requests at full load, so \
                    that under overload the kernel drops what the server could only answer \
                    late (authtime_ntp_kernel_receive_drops_total). Set past \
                    net.core.rmem_max when the daemon starts as root. 4096 to 268435456.",

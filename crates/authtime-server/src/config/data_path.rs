@@ -14,7 +14,7 @@ pub const MAX_INTERLEAVED_TABLE: usize = 1 << 24;
 /// Default `max-request-age`, seconds.
 pub const DEFAULT_MAX_REQUEST_AGE: f64 = 0.1;
 /// Default `receive-buffer`, bytes as the kernel counts them.
-pub const DEFAULT_RECEIVE_BUFFER: usize = 512 * 1024;
+pub const DEFAULT_RECEIVE_BUFFER: usize = 256 * 1024;
 /// Default `accuracy-sample`: one basic reply in 100.
 pub const DEFAULT_ACCURACY_SAMPLE: f64 = 0.01;
 /// Default `transmit-timestamp`.
