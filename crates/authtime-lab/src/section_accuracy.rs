@@ -71,6 +71,10 @@ pub struct Plan {
     pub pause: Duration,
     /// Source sockets of the generator.
     pub sockets: usize,
+    /// Rates of the overload part: basic requests, evenly spaced, while a
+    /// busy loop shares the servers' CPU (a busy host), so that the servers'
+    /// knees fall within the generator's reach.
+    pub overload_rates: Vec<f64>,
 }
 
 impl Plan {
@@ -86,6 +90,7 @@ impl Plan {
             drain: Duration::from_millis(300),
             pause: Duration::from_millis(200),
             sockets: 4,
+            overload_rates: vec![40_000.0, 80_000.0, 160_000.0],
         }
     }
 
@@ -99,6 +104,7 @@ impl Plan {
             rounds: 1,
             drain: Duration::from_millis(200),
             pause: Duration::from_millis(100),
+            overload_rates: vec![80_000.0, 160_000.0],
             ..Self::full()
         }
     }
@@ -115,12 +121,15 @@ impl Plan {
             drain: Duration::from_millis(300),
             pause: Duration::from_millis(50),
             sockets: 4,
+            overload_rates: Vec::new(),
         }
     }
 
-    /// Measurements for `modes` (server, mode) pairs.
-    fn measurements(&self, modes: usize) -> usize {
+    /// Measurements for `modes` (server, mode) pairs and `overloaded`
+    /// servers.
+    fn measurements(&self, modes: usize, overloaded: usize) -> usize {
         self.rates.len() * self.rounds * self.arrivals.len() * modes
+            + self.overload_rates.len() * overloaded
     }
 }
 
@@ -163,6 +172,8 @@ pub struct Outcome {
     pub plan: Plan,
     /// Every measurement, in the order made.
     pub measurements: Vec<Measurement>,
+    /// The overload part's measurements (a busy loop on the servers' CPU).
+    pub overload: Vec<Measurement>,
     /// Servers measured and whether each was pinned to its CPU.
     pub servers: Vec<(&'static str, bool)>,
     /// Namespaces made (empty when none could be).
@@ -194,6 +205,7 @@ pub fn run_plan(plan: Plan, progress: &mut Progress<'_>) -> Outcome {
     let mut outcome = Outcome {
         plan,
         measurements: Vec::new(),
+        overload: Vec::new(),
         servers: Vec::new(),
         namespaces: Vec::new(),
         namespaces_removed: true,
@@ -276,7 +288,8 @@ fn measure_in_namespaces(dir: &TempDir, outcome: &mut Outcome, progress: &mut Pr
         .iter()
         .map(|s| if s.basic_only { 1 } else { 2 })
         .sum();
-    let total = plan.measurements(modes);
+    let overloaded = servers.iter().filter(|s| !s.basic_only).count();
+    let total = plan.measurements(modes, overloaded);
     let mut done = 0;
     for &rate in &plan.rates {
         for round in 0..plan.rounds {
@@ -326,8 +339,73 @@ fn measure_in_namespaces(dir: &TempDir, outcome: &mut Outcome, progress: &mut Pr
     if servers.iter().any(|s| s.name == "chronyd") {
         outcome.chronyd_serverstats = chronyd_serverstats(dir);
     }
+    if !plan.overload_rates.is_empty() {
+        let busy = BusyLoop::start(SERVER_CPU);
+        for &rate in &plan.overload_rates {
+            for server in servers.iter_mut().filter(|s| !s.basic_only) {
+                progress.step(
+                    &format!(
+                        "accuracy: {} at {rate:.0}/s, its CPU shared with a busy loop",
+                        server.name
+                    ),
+                    done,
+                    total,
+                );
+                done += 1;
+                let opts = LoadOptions {
+                    sockets: plan.sockets,
+                    drain: plan.drain,
+                    arrivals: Arrivals::Even,
+                    seed: 7 + rate as u64,
+                    interleaved: false,
+                    ..LoadOptions::new(server.target, rate, plan.step)
+                };
+                outcome.overload.push(measure(&pair, server, &opts, 0));
+                std::thread::sleep(plan.pause);
+            }
+        }
+        if !busy.stop() {
+            outcome.notes.push(
+                "The busy loop of the overload part could not be pinned to the servers' CPU."
+                    .into(),
+            );
+        }
+    }
     drop(servers);
     drop(pair);
+}
+
+/// A thread that spins on one CPU until stopped: a busy host for the
+/// servers pinned there (the scheduler gives each about half of it).
+struct BusyLoop {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<bool>,
+}
+
+impl BusyLoop {
+    fn start(cpu: usize) -> Self {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let pinned = pin(0, cpu);
+            // Bounded: the section stops it after its last measurement, and
+            // it gives up on its own after ten minutes.
+            let deadline = Instant::now() + Duration::from_secs(600);
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < deadline {
+                for _ in 0..10_000 {
+                    std::hint::spin_loop();
+                }
+            }
+            pinned
+        });
+        Self { stop, thread }
+    }
+
+    /// Stops it; whether it was pinned.
+    fn stop(self) -> bool {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap_or(false)
+    }
 }
 
 fn measure(pair: &NetnsPair, server: &mut Server, opts: &LoadOptions, round: usize) -> Measurement {

@@ -64,6 +64,9 @@ pub fn section(outcome: &Outcome, quick: bool) -> Section {
         tables.push(runs_table(outcome));
         plots = offset_plots(outcome);
     }
+    if !outcome.overload.is_empty() {
+        tables.push(overload_table(outcome));
+    }
     Section {
         id: "accuracy".into(),
         title: "Served time accuracy: how early each reply's transmit timestamp is, authtime vs \
@@ -270,6 +273,101 @@ fn runs_table(outcome: &Outcome) -> Table {
                   (1 when evenly spaced requests left one by one)."
         .into();
     table
+}
+
+/// The overload part: what each server answered, how old its replies were,
+/// while a busy loop shared its CPU.
+fn overload_table(outcome: &Outcome) -> Table {
+    let mut table = Table::new(
+        "Overload: basic requests, evenly spaced, the servers' CPU shared with a busy loop",
+        &[
+            "rate (req/s)",
+            "server",
+            "answered (req/s)",
+            "loss",
+            "response time median / p99 (µs)",
+            "T3 offset mean (stddev) (µs)",
+            "notes",
+        ],
+    );
+    for m in &outcome.overload {
+        let mut row = vec![fmt_rate(m.rate), m.server.into()];
+        let Some(r) = &m.report else {
+            row.extend(std::iter::repeat_n("–".to_owned(), 4));
+            row.push(format!("error: {}", m.error.as_deref().unwrap_or("?")));
+            table.row(row);
+            continue;
+        };
+        row.push(format!("{:.0}", r.received_rate));
+        row.push(format!("{:.2}%", 100.0 * r.loss));
+        match headline(m) {
+            Some((_, o, resp)) => {
+                row.push(format!("{} / {}", us(resp.median_us), us(resp.p99_us)));
+                row.push(format!("{} ({})", us(o.mean_us), us(o.stddev_us)));
+            }
+            None => row.extend(std::iter::repeat_n("–".to_owned(), 2)),
+        }
+        row.push(if r.fell_behind {
+            format!("generator fell behind (worst {:.1} ms late)", r.max_lag_ms)
+        } else {
+            String::new()
+        });
+        table.row(row);
+    }
+    table.note = "Each server keeps its CPU (CPU 0) but shares it with a spinning thread of the \
+                  lab, as on a busy host: its knee drops to about half, within the generator's \
+                  reach. Response time: T3 − T2 of the same reply, the request's wait in the \
+                  socket plus the server's work; requests the server dropped (stale, or by the \
+                  kernel for a full receive buffer) count as lost. Answered: time replies per \
+                  second of sending."
+        .into();
+    table
+}
+
+/// What the overload part says, per server: the answered rate at its top
+/// step against the best below it, and how old the replies were.
+fn overload_findings(outcome: &Outcome) -> Vec<String> {
+    let mut out = Vec::new();
+    for (server, _) in &outcome.servers {
+        let runs: Vec<&Measurement> = outcome
+            .overload
+            .iter()
+            .filter(|m| m.server == *server && m.report.is_some())
+            .collect();
+        let Some((top, below)) = runs.split_last() else {
+            continue;
+        };
+        let (Some(r), Some((_, _, resp))) = (&top.report, headline(top)) else {
+            continue;
+        };
+        let best_below = below
+            .iter()
+            .filter_map(|m| m.report.as_ref().map(|r| r.received_rate))
+            .fold(0.0_f64, f64::max);
+        let p99s: Vec<f64> = runs
+            .iter()
+            .filter_map(|m| headline(m).map(|h| h.2.p99_us))
+            .collect();
+        let worst_p99 = us(p99s.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+        let against_below = if best_below > 0.0 {
+            format!(
+                ", {:.2}× the best it answered at a lower step ({best_below:.0} req/s)",
+                r.received_rate / best_below
+            )
+        } else {
+            String::new()
+        };
+        out.push(format!(
+            "Overload (CPU shared with a busy loop): {server} answered {:.0} req/s at {} req/s \
+             offered ({:.1}% lost){against_below}; its replies' response time p99 was \
+             {worst_p99} µs at most over the steps, {} µs at the top step.",
+            r.received_rate,
+            fmt_rate(top.rate),
+            100.0 * r.loss,
+            us(resp.p99_us)
+        ));
+    }
+    out
 }
 
 /// Mean and p99 of the offset against the rate, one line per server, mode
@@ -572,6 +670,7 @@ fn findings(outcome: &Outcome) -> Vec<String> {
             ));
         }
     }
+    out.extend(overload_findings(outcome));
     let behind = outcome
         .measurements
         .iter()
@@ -668,7 +767,7 @@ fn method(outcome: &Outcome, quick: bool) -> String {
          of sending per measurement, {} round(s), servers alternated within each step (the \
          order reversed each round), {} ms for late replies and {} ms of pause after each. The \
          machine is shared (other builds may run), so tails (p99, max, stddev) are inflated \
-         and only means and the order of the servers are meaningful{}. This section took \
+         and only means and the order of the servers are meaningful{}.{} This section took \
          {:.1} s.",
         outcome.namespaces.join(", "),
         if pinning.is_empty() {
@@ -695,6 +794,23 @@ fn method(outcome: &Outcome, quick: bool) -> String {
             " (`--quick`: short steps, one round)"
         } else {
             ""
+        },
+        if plan.overload_rates.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " Overload part: basic requests, evenly spaced, at {} req/s, {:.1} s each, to \
+                 each server in turn while a thread of the lab spins on CPU 0 beside it (a busy \
+                 host: the server gets about half of its CPU, so its knee falls within the \
+                 generator's reach); it shows what the server answers past its knee and how old \
+                 its replies are.",
+                plan.overload_rates
+                    .iter()
+                    .map(|&r| fmt_rate(r))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                plan.step.as_secs_f64()
+            )
         },
         outcome.elapsed_s
     )
@@ -790,6 +906,7 @@ mod tests {
         plan.arrivals = vec![Arrivals::Even];
         let outcome = Outcome {
             plan,
+            overload: vec![],
             measurements: vec![
                 measured("authtime", false, 0, 4.0, 8.0, 0),
                 measured("chronyd", false, 0, 2.0, 1.0, 0),
@@ -851,6 +968,7 @@ mod tests {
         let outcome = Outcome {
             plan: crate::section_accuracy::Plan::smoke(),
             measurements: vec![],
+            overload: vec![],
             servers: vec![],
             namespaces: vec![],
             namespaces_removed: true,
