@@ -160,6 +160,8 @@ struct Server {
     /// Measured in basic mode only (a variant whose interleaved replies
     /// are the same as another server's).
     basic_only: bool,
+    /// Measured in the overload part only.
+    overload_only: bool,
     process: ServerProcess,
     target: SocketAddr,
     pinned: bool,
@@ -246,7 +248,7 @@ fn measure_in_namespaces(dir: &TempDir, outcome: &mut Outcome, progress: &mut Pr
         dir.path(""),
         std::os::unix::fs::PermissionsExt::from_mode(0o700),
     );
-    let pair = match NetnsPair::create("acc", 3) {
+    let pair = match NetnsPair::create("acc", 4) {
         Ok(pair) => pair,
         Err(e) => {
             outcome.notes.push(format!(
@@ -261,7 +263,11 @@ fn measure_in_namespaces(dir: &TempDir, outcome: &mut Outcome, progress: &mut Pr
     for (variant, addr) in [
         (AuthtimeVariant::Default, pair.server_addrs[0]),
         (AuthtimeVariant::ClockReading, pair.server_addrs[2]),
+        (AuthtimeVariant::TightAge, pair.server_addrs[3]),
     ] {
+        if variant == AuthtimeVariant::TightAge && outcome.plan.overload_rates.is_empty() {
+            continue;
+        }
         match start_authtime(&pair, dir, addr, variant) {
             Ok(s) => servers.push(s),
             Err(e) => outcome
@@ -286,7 +292,11 @@ fn measure_in_namespaces(dir: &TempDir, outcome: &mut Outcome, progress: &mut Pr
     let plan = outcome.plan.clone();
     let modes = servers
         .iter()
-        .map(|s| if s.basic_only { 1 } else { 2 })
+        .map(|s| match (s.overload_only, s.basic_only) {
+            (true, _) => 0,
+            (false, true) => 1,
+            (false, false) => 2,
+        })
         .sum();
     let overloaded = servers.iter().filter(|s| !s.basic_only).count();
     let total = plan.measurements(modes, overloaded);
@@ -303,7 +313,7 @@ fn measure_in_namespaces(dir: &TempDir, outcome: &mut Outcome, progress: &mut Pr
                     };
                     for i in order {
                         let server = &mut servers[i];
-                        if interleaved && server.basic_only {
+                        if (interleaved && server.basic_only) || server.overload_only {
                             continue;
                         }
                         progress.step(
@@ -454,6 +464,7 @@ fn ready(
     Ok(Server {
         name,
         basic_only: false,
+        overload_only: false,
         process,
         target,
         pinned,
@@ -461,7 +472,7 @@ fn ready(
 }
 
 /// Which authtime is measured.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum AuthtimeVariant {
     /// As configured by default: basic transmit timestamps with the
     /// send-path delay the server measures added.
@@ -469,6 +480,9 @@ enum AuthtimeVariant {
     /// `transmit-timestamp = "clock"`: the clock reading as it is (basic
     /// mode only; its interleaved replies are the default's).
     ClockReading,
+    /// `max-request-age = 0.005`: what a tighter staleness bound does
+    /// under overload (the overload part only).
+    TightAge,
 }
 
 impl AuthtimeVariant {
@@ -476,6 +490,7 @@ impl AuthtimeVariant {
         match self {
             Self::Default => "authtime",
             Self::ClockReading => "authtime (clock reading)",
+            Self::TightAge => "authtime (max-request-age 5 ms)",
         }
     }
 
@@ -483,6 +498,7 @@ impl AuthtimeVariant {
         match self {
             Self::Default => "",
             Self::ClockReading => "transmit-timestamp = \"clock\"\n",
+            Self::TightAge => "max-request-age = 0.005\n",
         }
     }
 }
@@ -523,7 +539,8 @@ fn start_authtime(
         log,
     };
     let mut server = ready(pair, variant.name(), process, (addr, 123).into())?;
-    server.basic_only = matches!(variant, AuthtimeVariant::ClockReading);
+    server.basic_only = variant == AuthtimeVariant::ClockReading;
+    server.overload_only = variant == AuthtimeVariant::TightAge;
     Ok(server)
 }
 
