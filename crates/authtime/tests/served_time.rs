@@ -376,3 +376,49 @@ fn status_shows_what_the_server_measured_about_the_time_it_served() {
         "{text}"
     );
 }
+
+#[test]
+fn a_flood_past_the_knee_gets_no_reply_older_than_the_bound() {
+    let dir = TempDir::new("flood");
+    // A receive buffer that holds far more than 5 ms of this server's work
+    // (a debug build): only the bound keeps replies fresh.
+    let serve = serve(
+        &dir,
+        1,
+        "max-request-age = 0.005\nreceive-buffer = 8388608",
+    );
+    let socket = client();
+    let _ = authtime_packet_io::set_receive_buffer(&socket, 16 << 20);
+    const FLOOD: u64 = 20_000;
+    let sender = socket.try_clone().expect("clone");
+    let to = serve.addr;
+    let started = Instant::now();
+    let flood = std::thread::spawn(move || {
+        for k in 0..FLOOD {
+            let _ = sender.send_to(&request(0, 0, 1_000_000 + k), to);
+        }
+    });
+    let mut oldest_ns = 0i128;
+    let mut answered = 0u64;
+    while let Some(r) = next_reply(&socket, Duration::from_millis(500)) {
+        answered += 1;
+        oldest_ns = oldest_ns.max(ns(r.header.transmit_ts, r.header.receive_ts));
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "still answering"
+        );
+    }
+    flood.join().expect("flood");
+    let stale = serve.metric("authtime_ntp_dropped_total{reason=\"stale\"}");
+    assert!(answered > 0, "nothing answered");
+    assert!(
+        stale > 0,
+        "no request waited 5 ms: no flood ({answered} answered)"
+    );
+    // A request is read within 5 ms of its arrival or dropped; its reply
+    // then waits at most for the rest of its batch (32 replies).
+    assert!(
+        oldest_ns < 25_000_000,
+        "a reply {oldest_ns} ns after its request arrived ({answered} answered, {stale} stale)"
+    );
+}
