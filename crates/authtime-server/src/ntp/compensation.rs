@@ -11,15 +11,19 @@
 //! clock readings: the served errors then centre on zero, and keep doing so
 //! as the machine's load changes. It corrects the delay the kernel's own
 //! timestamps show, not an assumed one, and never by more than
-//! [`MAX_DELAY_NS`]. Until the first window is full the worker samples every
-//! basic reply ([`Compensation::warming_up`]), so that a server that has just
-//! started serves centred timestamps after its first few dozen replies
-//! rather than after a few thousand.
+//! [`MAX_DELAY_NS`]. Until a window's median is within [`SETTLED_NS`] of zero
+//! the worker samples every basic reply ([`Compensation::warming_up`]): a
+//! server that has just started, or whose send path has just changed (a
+//! different mix of work, a busier machine), serves centred timestamps again
+//! after a few dozen replies rather than after a few thousand.
 
 /// Samples per adjustment.
 pub(crate) const WINDOW: usize = 32;
 /// Largest delay added to a clock reading.
 pub(crate) const MAX_DELAY_NS: i64 = 200_000;
+/// A window whose median error is within this of zero leaves the delay
+/// settled: sampling goes back to `ntp.accuracy-sample`.
+pub(crate) const SETTLED_NS: i64 = 250;
 
 /// One worker's learnt send-path delay.
 #[derive(Debug, Clone)]
@@ -28,7 +32,7 @@ pub(crate) struct Compensation {
     delay_ns: i64,
     window: [i64; WINDOW],
     filled: usize,
-    adjusted: bool,
+    settled: bool,
 }
 
 impl Compensation {
@@ -38,14 +42,15 @@ impl Compensation {
             delay_ns: 0,
             window: [0; WINDOW],
             filled: 0,
-            adjusted: false,
+            settled: false,
         }
     }
 
-    /// Whether the delay is still to be learnt: then every basic reply is
+    /// Whether the delay is still to be learnt (at start, or since a window
+    /// found it off by more than [`SETTLED_NS`]): then every basic reply is
     /// worth a sample.
     pub(crate) fn warming_up(&self) -> bool {
-        self.enabled && !self.adjusted
+        self.enabled && !self.settled
     }
 
     /// Nanoseconds to add to a clock reading for a basic transmit timestamp.
@@ -65,7 +70,7 @@ impl Compensation {
             let median = self.window[WINDOW / 2];
             self.delay_ns = self.delay_ns.saturating_add(median).clamp(0, MAX_DELAY_NS);
             self.filled = 0;
-            self.adjusted = true;
+            self.settled = median.abs() <= SETTLED_NS;
         }
     }
 }
@@ -112,16 +117,29 @@ mod tests {
     }
 
     #[test]
-    fn warming_up_ends_with_the_first_window() {
+    fn sampling_is_boosted_until_a_window_is_centred() {
         let mut c = Compensation::new(true);
-        for _ in 0..WINDOW - 1 {
+        for _ in 0..WINDOW {
             assert!(c.warming_up());
             c.record(1_000);
         }
-        assert!(c.warming_up());
-        c.record(1_000);
-        assert!(!c.warming_up());
+        // The first window moved the delay by 1 µs: not settled yet.
         assert_eq!(c.delay_ns(), 1_000);
+        assert!(c.warming_up());
+        for _ in 0..WINDOW {
+            c.record(100);
+        }
+        assert!(!c.warming_up());
+        // The send path gets slower by 2 µs: boosted again, then settled.
+        for _ in 0..WINDOW {
+            c.record(2_000);
+        }
+        assert!(c.warming_up());
+        for _ in 0..WINDOW {
+            c.record(-50);
+        }
+        assert!(!c.warming_up());
+        assert_eq!(c.delay_ns(), 1_000 + 100 + 2_000 - 50);
         assert!(!Compensation::new(false).warming_up());
     }
 
