@@ -256,8 +256,12 @@ pub struct OffsetStats {
     pub median_us: f64,
     /// 99th percentile.
     pub p99_us: f64,
-    /// Standard deviation (of the population measured).
+    /// Standard deviation (of the population measured): a few replies the
+    /// scheduler held back (tens of µs) weigh on it.
     pub stddev_us: f64,
+    /// Interquartile range (75th − 25th percentile): the spread of the bulk
+    /// of the replies, unmoved by a few outliers.
+    pub iqr_us: f64,
     /// Smallest.
     pub min_us: f64,
     /// Largest.
@@ -283,6 +287,7 @@ impl OffsetStats {
             median_us: percentile(&ns, 0.5),
             p99_us: percentile(&ns, 0.99),
             stddev_us: var.sqrt() / 1e3,
+            iqr_us: percentile(&ns, 0.75) - percentile(&ns, 0.25),
             min_us: f64::from(ns[0]) / 1e3,
             max_us: f64::from(ns[ns.len() - 1]) / 1e3,
         }

@@ -193,6 +193,7 @@ fn runs_table(outcome: &Outcome) -> Table {
             "median (µs)",
             "p99 (µs)",
             "stddev (µs)",
+            "IQR (µs)",
             "min (µs)",
             "max (µs)",
             "response time median / p99 (µs)",
@@ -208,7 +209,7 @@ fn runs_table(outcome: &Outcome) -> Table {
             (m.round + 1).to_string(),
         ];
         let Some(r) = &m.report else {
-            row.extend(std::iter::repeat_n("–".to_owned(), 11));
+            row.extend(std::iter::repeat_n("–".to_owned(), 12));
             row.push(format!("error: {}", m.error.as_deref().unwrap_or("?")));
             table.row(row);
             continue;
@@ -239,6 +240,7 @@ fn runs_table(outcome: &Outcome) -> Table {
                     o.median_us,
                     o.p99_us,
                     o.stddev_us,
+                    o.iqr_us,
                     o.min_us,
                     o.max_us,
                 ] {
@@ -246,7 +248,7 @@ fn runs_table(outcome: &Outcome) -> Table {
                 }
                 row.push(format!("{} / {}", us(resp.median_us), us(resp.p99_us)));
             }
-            None => row.extend(std::iter::repeat_n("–".to_owned(), 8)),
+            None => row.extend(std::iter::repeat_n("–".to_owned(), 9)),
         }
         let mut notes = Vec::new();
         if r.fell_behind {
@@ -485,6 +487,10 @@ fn stddev_of(m: &Measurement) -> Option<f64> {
     headline(m).map(|h| h.1.stddev_us)
 }
 
+fn iqr_of(m: &Measurement) -> Option<f64> {
+    headline(m).map(|h| h.1.iqr_us)
+}
+
 fn loss_of(m: &Measurement) -> Option<f64> {
     m.report.as_ref().map(|r| r.loss)
 }
@@ -521,8 +527,10 @@ fn step_range(values: &[f64]) -> String {
 struct StepFigures {
     mean: f64,
     stddev: f64,
+    iqr: f64,
     chronyd_mean: f64,
     chronyd_stddev: f64,
+    chronyd_iqr: f64,
     /// Interleaved share after warm-up, %.
     share: Option<f64>,
 }
@@ -548,19 +556,23 @@ fn compare(
         let get = |who: &str, f: fn(&Measurement) -> Option<f64>| {
             step_median(outcome, who, rate, interleaved, arrivals, f)
         };
-        let (Some(ma), Some(sa), Some(mc), Some(sc)) = (
+        let (Some(ma), Some(sa), Some(ia), Some(mc), Some(sc), Some(ic)) = (
             get(server, mean_of),
             get(server, stddev_of),
+            get(server, iqr_of),
             get("chronyd", mean_of),
             get("chronyd", stddev_of),
+            get("chronyd", iqr_of),
         ) else {
             continue;
         };
         rows.push(StepFigures {
             mean: ma,
             stddev: sa,
+            iqr: ia,
             chronyd_mean: mc,
             chronyd_stddev: sc,
+            chronyd_iqr: ic,
             share: get(server, share_of),
         });
     }
@@ -571,7 +583,8 @@ fn compare(
     let pick = |f: fn(&StepFigures) -> f64| -> Vec<f64> { rows.iter().map(f).collect() };
     let head = format!(
         "{} mode, {} arrivals, the {n} step(s) below chronyd's knee ({}): {server}'s mean T3 \
-         offset {} (chronyd {}), standard deviation {} (chronyd {})",
+         offset {} (chronyd {}), standard deviation {} (chronyd {}), interquartile range {} \
+         (chronyd {})",
         mode_name(interleaved),
         arrivals.name(),
         knee_text(chronyd_knee, outcome),
@@ -579,6 +592,8 @@ fn compare(
         step_range(&pick(|r| r.chronyd_mean)),
         step_range(&pick(|r| r.stddev)),
         step_range(&pick(|r| r.chronyd_stddev)),
+        step_range(&pick(|r| r.iqr)),
+        step_range(&pick(|r| r.chronyd_iqr)),
     );
     let verdict = if interleaved {
         let within = rows.iter().filter(|r| r.mean.abs() <= 0.5).count();
@@ -603,9 +618,10 @@ fn compare(
             .filter(|r| r.mean.abs() <= r.chronyd_mean.abs())
             .count();
         let spread_ok = rows.iter().filter(|r| r.stddev <= r.chronyd_stddev).count();
+        let iqr_ok = rows.iter().filter(|r| r.iqr <= r.chronyd_iqr).count();
         format!(
             "; |mean| no larger than chronyd's at {mean_ok} of {n} steps, standard deviation no \
-             larger at {spread_ok} of {n}"
+             larger at {spread_ok} of {n}, interquartile range no larger at {iqr_ok} of {n}"
         )
     };
     Some(format!("{head}{verdict} (medians over rounds)."))
@@ -860,6 +876,7 @@ mod tests {
             median_us: mean,
             p99_us: 3.0 * mean,
             stddev_us: stddev,
+            iqr_us: stddev,
             min_us: mean / 2.0,
             max_us: 10.0 * mean,
         };
@@ -951,8 +968,9 @@ mod tests {
             findings.contains(
                 "basic mode, even arrivals, the 1 step(s) below chronyd's knee (none up to 10k \
                  req/s): authtime's mean T3 offset 4.00 µs (chronyd 2.00 µs), standard deviation \
-                 8.00 µs (chronyd 1.00 µs); |mean| no larger than chronyd's at 0 of 1 steps, \
-                 standard deviation no larger at 0 of 1 (medians over rounds)."
+                 8.00 µs (chronyd 1.00 µs), interquartile range 8.00 µs (chronyd 1.00 µs); \
+                 |mean| no larger than chronyd's at 0 of 1 steps, standard deviation no larger \
+                 at 0 of 1, interquartile range no larger at 0 of 1 (medians over rounds)."
             ),
             "{findings}"
         );

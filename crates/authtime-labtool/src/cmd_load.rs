@@ -133,8 +133,8 @@ fn print_accuracy(r: &LoadReport, streams: &mut Streams<'_>) -> anyhow::Result<(
     let offsets = |what: &str, o: &OffsetStats| {
         format!(
             "T3 offset us ({what}, n {}): mean {:.3}, median {:.3}, p99 {:.3}, stddev {:.3}, \
-             min {:.3}, max {:.3}",
-            o.count, o.mean_us, o.median_us, o.p99_us, o.stddev_us, o.min_us, o.max_us
+             IQR {:.3}, min {:.3}, max {:.3}",
+            o.count, o.mean_us, o.median_us, o.p99_us, o.stddev_us, o.iqr_us, o.min_us, o.max_us
         )
     };
     let response = |what: &str, s: &ResponseStats| {
