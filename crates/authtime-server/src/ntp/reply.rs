@@ -32,7 +32,7 @@ use authtime_proto::interleaved::{Inserted, SavedTx, TxSource};
 use authtime_proto::{PreparedReply, Server, ServerAction};
 use authtime_wire::{Header, NtpTimestamp};
 
-use super::compensation::Compensation;
+use super::compensation::{Position, SendPathDelay};
 use super::nts_reply::{self, NtsShared, RandomPool};
 use super::timestamps::SharedTimestamps;
 use crate::clock;
@@ -64,8 +64,10 @@ pub(crate) struct ReplyPath {
     outstanding: u64,
     /// When the last stamp was asked for.
     last_request: Option<Instant>,
-    /// The send-path delay added to basic transmit timestamps.
-    compensation: Compensation,
+    /// The send-path delays added to basic transmit timestamps.
+    delay: SendPathDelay,
+    /// Replies sent since the last receive.
+    sent_in_batch: usize,
 }
 
 /// What the caller knows about one request.
@@ -92,7 +94,22 @@ impl ReplyPath {
             delivered: 0,
             outstanding: 0,
             last_request: None,
-            compensation: Compensation::new(compensate),
+            delay: SendPathDelay::new(compensate),
+            sent_in_batch: 0,
+        }
+    }
+
+    /// A new batch was received: its first reply is the first to leave
+    /// after the worker woke.
+    pub(crate) fn start_batch(&mut self) {
+        self.sent_in_batch = 0;
+    }
+
+    fn position(&self) -> Position {
+        if self.sent_in_batch == 0 {
+            Position::First
+        } else {
+            Position::Later
         }
     }
 
@@ -115,8 +132,9 @@ impl ReplyPath {
             &mut stats.counters.served,
         );
         let started = Instant::now();
+        let at = self.position();
         let now = clock::now();
-        let t3 = self.basic_transmit(now);
+        let t3 = add_ns(now, self.delay.delay_ns(at));
         let action = reply.finish(t3, previous.map(|p| p.tx), &mut self.out[..], stats);
         let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         let ServerAction::Send(len) = action else {
@@ -127,11 +145,13 @@ impl ReplyPath {
             .ntp_time
             .record(prepared_ns.saturating_add(took), 1);
         let time_reply = reply.is_time_reply();
+        let basic = time_reply && previous.is_none();
+        let t2 = reply.receive_ts().unwrap_or(NtpTimestamp::ZERO);
         let sent = self.send(
             socket,
             len,
             request,
-            time_reply && previous.is_none(),
+            basic.then_some((t2, at)),
             save,
             stats.counters,
         );
@@ -169,7 +189,8 @@ impl ReplyPath {
         let previous = previous_tx(table, origin, &mut counters.served);
         let (mut now, mut t3) = (NtpTimestamp::ZERO, NtpTimestamp::ZERO);
         let mut reply_t2 = NtpTimestamp::ZERO;
-        let delay_ns = self.compensation.delay_ns();
+        let at = self.position();
+        let delay_ns = self.delay.delay_ns(at);
         let outcome = nts_reply::answer(
             nts,
             request.data,
@@ -193,14 +214,8 @@ impl ReplyPath {
             return;
         };
         let time_reply = outcome.time_reply;
-        let sent = self.send(
-            socket,
-            len,
-            request,
-            time_reply && previous.is_none(),
-            save && time_reply,
-            counters,
-        );
+        let basic = (time_reply && previous.is_none()).then_some((reply_t2, at));
+        let sent = self.send(socket, len, request, basic, save && time_reply, counters);
         if !sent || !time_reply {
             return;
         }
@@ -210,25 +225,25 @@ impl ReplyPath {
         }
     }
 
-    /// The transmit timestamp of a basic reply for the clock reading `now`.
-    fn basic_transmit(&self, now: NtpTimestamp) -> NtpTimestamp {
-        add_ns(now, self.compensation.delay_ns())
-    }
-
     /// Sends the first `len` bytes of the reply buffer; asks for its
     /// transmit timestamp when it is saved for interleaved mode, or when a
-    /// basic reply is due for a sample. Returns whether the kernel took it.
+    /// basic reply (`basic`: its receive timestamp and position) is due for
+    /// a sample. Returns whether the kernel took it.
     fn send(
         &mut self,
         socket: &impl AsRawFd,
         len: usize,
         request: &Request<'_>,
-        basic: bool,
+        basic: Option<(NtpTimestamp, Position)>,
         save: bool,
         counters: &mut WorkerCounters,
     ) -> bool {
-        let sample = basic && self.sample_due();
+        self.sent_in_batch += 1;
+        let sample = basic.is_some_and(|(_, at)| self.sample_due(at));
         let stamp = self.tx_stamps && (save || sample);
+        if stamp && let Some((t2, at)) = basic {
+            self.delay.stamped(t2, at);
+        }
         match self
             .sender
             .send(socket, &self.out[..len], Some(&request.peer), stamp)
@@ -250,11 +265,11 @@ impl ReplyPath {
         }
     }
 
-    fn sample_due(&mut self) -> bool {
+    fn sample_due(&mut self, at: Position) -> bool {
         if self.sample_every == 0 {
             return false;
         }
-        if self.compensation.warming_up() {
+        if self.delay.warming_up(at) {
             return true;
         }
         self.until_sample = self.until_sample.saturating_sub(1);
@@ -301,11 +316,12 @@ impl ReplyPath {
             return;
         }
         let mut read = 0u64;
-        let compensation = &mut self.compensation;
+        let delay = &mut self.delay;
         let result = self.stamps.drain(socket, |stamp| {
             read += 1;
-            if let Some(error) = super::tx_stamps::process(stamp, table, &mut counters.served) {
-                compensation.record(error);
+            if let Some((t2, error)) = super::tx_stamps::process(stamp, table, &mut counters.served)
+            {
+                delay.record(t2, error);
             }
         });
         if let Err(e) = result {

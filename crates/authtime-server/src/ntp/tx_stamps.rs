@@ -21,13 +21,13 @@ use crate::metrics::served_time::ServedTimeCounters;
 const MODE_SERVER: u8 = 4;
 
 /// Handles one transmit timestamp read from the error queue; returns the
-/// error of the T3 served (kernel time − T3, nanoseconds) when the stamp is
-/// of a basic reply.
+/// reply's receive timestamp and the error of the T3 it served (kernel time
+/// − T3, nanoseconds) when the stamp is of a basic reply.
 pub(crate) fn process(
     stamp: &TxStamp<'_>,
     table: Option<&SharedTimestamps>,
     counters: &mut ServedTimeCounters,
-) -> Option<i64> {
+) -> Option<(NtpTimestamp, i64)> {
     counters.kernel_tx_read += 1;
     let udp = looped_packet::parse(stamp.packet)?;
     let header = udp.payload.get(..48)?;
@@ -55,7 +55,7 @@ pub(crate) fn process(
     }
     let error = i64::try_from(sent.duration_since(t3).as_nanos()).unwrap_or(i64::MAX);
     counters.t3_error.record(error);
-    Some(error)
+    Some((t2, error))
 }
 
 #[cfg(test)]

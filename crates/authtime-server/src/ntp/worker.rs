@@ -81,6 +81,7 @@ pub(crate) fn run(socket: &UdpSocket, shared: &Shared, counters: &Mutex<WorkerCo
                 let drops = rx.kernel_drops();
                 counters.served.kernel_drops += u64::from(drops.wrapping_sub(kernel_drops));
                 kernel_drops = drops;
+                path.start_batch();
                 let mut worker = Worker {
                     socket,
                     shared,
