@@ -25,13 +25,9 @@ use authtime_wire::NtpTimestamp;
 pub(crate) const WINDOW: usize = 32;
 /// Largest delay added to a clock reading.
 pub(crate) const MAX_DELAY_NS: i64 = 200_000;
-/// A window whose median error is within this of zero settles the delay:
-/// sampling goes back to `ntp.accuracy-sample`.
+/// A window whose median error is within this of zero leaves the delay
+/// settled: sampling goes back to `ntp.accuracy-sample`.
 pub(crate) const SETTLED_NS: i64 = 250;
-/// A settled delay is learnt anew (every basic reply sampled) only when a
-/// window's median is further off than this: a change of the send path, not
-/// the noise of a window at a low request rate.
-pub(crate) const UNSETTLED_NS: i64 = 1_000;
 
 /// One worker's learnt send-path delay.
 #[derive(Debug, Clone)]
@@ -76,16 +72,9 @@ impl Compensation {
         if self.filled == WINDOW {
             self.window.sort_unstable();
             let median = self.window[WINDOW / 2];
-            // Settled, half of each window's median: the delay follows the
-            // path without taking on a window's noise in full.
-            let step = if self.settled { median / 2 } else { median };
-            self.delay_ns = self.delay_ns.saturating_add(step).clamp(0, MAX_DELAY_NS);
+            self.delay_ns = self.delay_ns.saturating_add(median).clamp(0, MAX_DELAY_NS);
             self.filled = 0;
-            self.settled = if self.settled {
-                median.abs() <= UNSETTLED_NS
-            } else {
-                median.abs() <= SETTLED_NS
-            };
+            self.settled = median.abs() <= SETTLED_NS;
         }
     }
 }
@@ -213,28 +202,16 @@ mod tests {
             c.record(100);
         }
         assert!(!c.warming_up());
-        // Settled, a window 600 ns off moves the delay by half of it and
-        // stays settled.
-        for _ in 0..WINDOW {
-            c.record(600);
-        }
-        assert!(!c.warming_up());
-        assert_eq!(c.delay_ns(), 1_000 + 100 + 300);
         // The send path gets slower by 2 µs: boosted again, then settled.
         for _ in 0..WINDOW {
             c.record(2_000);
-        }
-        assert!(c.warming_up());
-        assert_eq!(c.delay_ns(), 1_400 + 1_000);
-        for _ in 0..WINDOW {
-            c.record(1_000);
         }
         assert!(c.warming_up());
         for _ in 0..WINDOW {
             c.record(-50);
         }
         assert!(!c.warming_up());
-        assert_eq!(c.delay_ns(), 2_400 + 1_000 - 50);
+        assert_eq!(c.delay_ns(), 1_000 + 100 + 2_000 - 50);
         assert!(!Compensation::new(false).warming_up());
     }
 
