@@ -251,7 +251,7 @@ const NTP: Section = Section {
             text: "The transmit timestamp of a basic reply: \"clock\" is the clock read \
                    just before the reply's MAC and send; \"measured\" adds the send-path \
                    delay the sampled replies measure (kernel transmit time minus T3, the \
-                   median of every 32 samples added to what each worker adds, at most \
+                   median of every 128 samples added to what each worker adds, at most \
                    200 µs), so that the errors served centre on zero as the load changes. \
                    \"measured\" needs accuracy-sample above 0. Interleaved replies carry the \
                    kernel's time either way.",

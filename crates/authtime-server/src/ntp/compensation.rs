@@ -22,7 +22,7 @@
 use authtime_wire::NtpTimestamp;
 
 /// Samples per adjustment.
-pub(crate) const WINDOW: usize = 32;
+pub(crate) const WINDOW: usize = 128;
 /// Largest delay added to a clock reading.
 pub(crate) const MAX_DELAY_NS: i64 = 200_000;
 /// A window whose median error is within this of zero leaves the delay
