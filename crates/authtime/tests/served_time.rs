@@ -382,11 +382,7 @@ fn a_flood_past_the_knee_gets_no_reply_older_than_the_bound() {
     let dir = TempDir::new("flood");
     // A receive buffer that holds far more than 5 ms of this server's work
     // (a debug build): only the bound keeps replies fresh.
-    let serve = serve(
-        &dir,
-        1,
-        "max-request-age = 0.005\nreceive-buffer = 8388608",
-    );
+    let serve = serve(&dir, 1, "max-request-age = 0.005\nreceive-buffer = 8388608");
     let socket = client();
     let _ = authtime_packet_io::set_receive_buffer(&socket, 16 << 20);
     const FLOOD: u64 = 20_000;
