@@ -152,28 +152,45 @@ impl LatencyHistogram {
 
     /// Appends this histogram as a Prometheus histogram in seconds.
     pub fn render(&self, out: &mut String, name: &str, help: &str) {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
-        let mut cumulative = 0;
-        for (i, n) in self.buckets.iter().enumerate() {
-            cumulative += n;
+        let buckets = self.buckets.iter().enumerate().map(|(i, n)| {
             let bound = Self::upper_bound_ns(i);
-            if bound == u64::MAX {
-                let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {cumulative}");
-            } else {
-                let _ = writeln!(
-                    out,
-                    "{name}_bucket{{le=\"{}\"}} {cumulative}",
-                    bound as f64 / 1e9
-                );
-            }
-        }
-        let _ = writeln!(
+            ((bound != u64::MAX).then(|| bound as f64 / 1e9), *n)
+        });
+        render_histogram(
             out,
-            "{name}_sum {}\n{name}_count {}",
+            name,
+            help,
+            buckets,
             self.sum_ns as f64 / 1e9,
-            self.count
+            self.count,
         );
     }
+}
+
+/// Appends a Prometheus histogram: `buckets` are (upper bound in seconds,
+/// `None` for the last, unbounded one; count in that bucket alone).
+pub(crate) fn render_histogram(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    buckets: impl Iterator<Item = (Option<f64>, u64)>,
+    sum_seconds: f64,
+    count: u64,
+) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
+    let mut cumulative = 0;
+    for (bound, n) in buckets {
+        cumulative += n;
+        match bound {
+            Some(b) => {
+                let _ = writeln!(out, "{name}_bucket{{le=\"{b}\"}} {cumulative}");
+            }
+            None => {
+                let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {cumulative}");
+            }
+        }
+    }
+    let _ = writeln!(out, "{name}_sum {sum_seconds}\n{name}_count {count}");
 }
 
 /// What one worker counted.

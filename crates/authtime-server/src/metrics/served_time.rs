@@ -3,8 +3,6 @@
 //! interleaved-mode fallbacks, and the measured error of its basic-mode
 //! transmit timestamps (kernel transmit time − T3, on a sample of replies).
 
-use std::fmt::Write as _;
-
 use authtime_packet_io::StampSource;
 use authtime_proto::interleaved::TxSource;
 
@@ -122,28 +120,18 @@ impl SignedHistogram {
 
     /// Appends this histogram as a Prometheus histogram in seconds.
     pub fn render(&self, out: &mut String, name: &str, help: &str) {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
-        let mut cumulative = 0;
-        for (i, n) in self.buckets.iter().enumerate() {
-            cumulative += n;
-            match SIGNED_BOUNDS_NS.get(i) {
-                Some(&b) => {
-                    let _ = writeln!(
-                        out,
-                        "{name}_bucket{{le=\"{}\"}} {cumulative}",
-                        b as f64 / 1e9
-                    );
-                }
-                None => {
-                    let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {cumulative}");
-                }
-            }
-        }
-        let _ = writeln!(
+        let buckets = self
+            .buckets
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (SIGNED_BOUNDS_NS.get(i).map(|&b| b as f64 / 1e9), *n));
+        super::render_histogram(
             out,
-            "{name}_sum {}\n{name}_count {}",
+            name,
+            help,
+            buckets,
             self.sum_ns as f64 / 1e9,
-            self.count
+            self.count,
         );
     }
 }
