@@ -151,7 +151,7 @@ impl<'a> Progress<'a> {
 /// What `authtime-lab run` runs.
 #[derive(Debug, Clone)]
 pub struct LabOptions {
-    /// Short runs (the whole lab in under two minutes).
+    /// Short runs (the whole lab in about four minutes on a 2-CPU machine).
     pub quick: bool,
     /// Only this section.
     pub only: Option<SectionId>,

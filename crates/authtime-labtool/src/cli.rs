@@ -70,7 +70,7 @@ pub enum Command {
 /// Arguments of `authtime-lab run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Short runs: the whole lab in under two minutes (figures indicative).
+    /// Short runs: the whole lab in about four minutes on a 2-CPU machine (figures indicative).
     #[arg(long)]
     pub quick: bool,
     /// Run only this section: mac, rfc1810, partial, stack, ntp, nts, tesla, roughtime or accuracy.
