@@ -2,7 +2,9 @@
 //! RFC 8915 section 5.7 the server must enforce.
 
 use authtime_nts::aead::AeadAlgorithm;
-use authtime_nts::client::{ClientError, ClientOutcome, build_request, check_response};
+use authtime_nts::client::{
+    ClientError, ClientOutcome, PendingRequest, build_request, check_response,
+};
 use authtime_nts::cookie::{SessionKeys, cookie_len, open_cookie, seal_cookie};
 use authtime_nts::extension::{
     EF_AUTHENTICATOR, EF_COOKIE, EF_COOKIE_PLACEHOLDER, EF_UNIQUE_IDENTIFIER, NtsPacket, padded4,
@@ -77,6 +79,12 @@ impl Fixture {
     }
 
     fn request(&mut self, placeholders: usize) -> Vec<u8> {
+        self.request_pending(placeholders).0
+    }
+
+    /// A request with the fixture's cookie and `placeholders`, and what the
+    /// client keeps to check its reply.
+    fn request_pending(&mut self, placeholders: usize) -> (Vec<u8>, PendingRequest) {
         let mut out = vec![0u8; 2048];
         let cookie = self.cookie.clone();
         let pending = build_request(
@@ -89,7 +97,7 @@ impl Fixture {
         )
         .expect("request");
         out.truncate(pending.len());
-        out
+        (out, pending)
     }
 
     fn respond_at(&mut self, request: &[u8], now: u64) -> (Result<ServerAction, NtsDrop>, Vec<u8>) {
@@ -244,19 +252,8 @@ fn round_trip_every_aead_and_placeholder_count() {
     for alg in AeadAlgorithm::ALL {
         let mut fx = Fixture::new(alg);
         for placeholders in 0..=7 {
-            let mut out = vec![0u8; 2048];
-            let cookie = fx.cookie.clone();
-            let pending = build_request(
-                &client_header(),
-                &fx.keys,
-                &cookie,
-                placeholders,
-                &mut fx.rng.as_fn(),
-                &mut out,
-            )
-            .expect("request");
-            let request = &out[..pending.len()];
-            let (result, reply) = fx.respond(request);
+            let (request, pending) = fx.request_pending(placeholders);
+            let (result, reply) = fx.respond(&request);
             assert_eq!(
                 result,
                 Ok(ServerAction::Reply {
@@ -480,18 +477,7 @@ fn tampered_ciphertext_or_nonce_is_a_nak() {
 fn unknown_key_id_is_a_nak_the_client_accepts_unauthenticated() {
     let mut fx = Fixture::new(AeadAlgorithm::AesSivCmac256);
     fx.cookie[..4].copy_from_slice(&0xdead_beefu32.to_be_bytes());
-    let mut out = vec![0u8; 1024];
-    let cookie = fx.cookie.clone();
-    let pending = build_request(
-        &client_header(),
-        &fx.keys,
-        &cookie,
-        0,
-        &mut fx.rng.as_fn(),
-        &mut out,
-    )
-    .expect("request");
-    let request = out[..pending.len()].to_vec();
+    let (request, pending) = fx.request_pending(0);
     let (result, reply) = fx.respond(&request);
     let reason = assert_nak(&fx, result, &reply, pending.unique_id());
     assert_eq!(reason, NakReason::UnknownKey { id: 0xdead_beef });
@@ -503,15 +489,7 @@ fn unknown_key_id_is_a_nak_the_client_accepts_unauthenticated() {
         })
     ));
     // A NAK for another request's UID is not believed.
-    let other = build_request(
-        &client_header(),
-        &fx.keys,
-        &cookie,
-        0,
-        &mut fx.rng.as_fn(),
-        &mut out,
-    )
-    .expect("request");
+    let (_, other) = fx.request_pending(0);
     assert_eq!(
         check_response(&reply, &other, &fx.keys),
         Err(ClientError::UniqueIdMismatch)
@@ -677,18 +655,9 @@ fn non_nts_and_non_client_packets_are_dropped() {
 #[test]
 fn client_drops_replies_it_cannot_trust() {
     let mut fx = Fixture::new(AeadAlgorithm::AesSivCmac256);
-    let mut out = vec![0u8; 1024];
+    let (request, pending) = fx.request_pending(0);
     let cookie = fx.cookie.clone();
-    let pending = build_request(
-        &client_header(),
-        &fx.keys,
-        &cookie,
-        0,
-        &mut fx.rng.as_fn(),
-        &mut out,
-    )
-    .expect("request");
-    let request = out[..pending.len()].to_vec();
+    let mut out = vec![0u8; 1024];
     let (_, reply) = fx.respond(&request);
     assert!(check_response(&reply, &pending, &fx.keys).is_ok());
 
@@ -793,18 +762,7 @@ fn reply_is_never_longer_than_request() {
 fn the_late_header_is_asked_for_last_and_once() {
     use authtime_nts::HeaderFor;
     let mut fx = Fixture::new(AeadAlgorithm::AesSivCmac256);
-    let mut out = vec![0u8; 2048];
-    let cookie = fx.cookie.clone();
-    let pending = build_request(
-        &client_header(),
-        &fx.keys,
-        &cookie,
-        3,
-        &mut fx.rng.as_fn(),
-        &mut out,
-    )
-    .expect("request");
-    let request = out[..pending.len()].to_vec();
+    let (request, pending) = fx.request_pending(3);
     let late = Header {
         transmit_ts: NtpTimestamp::from_parts(3_900_000_123, 42),
         ..server_header()

@@ -305,25 +305,39 @@ pub(crate) fn exchange(
             Ok(sample) => return Ok(sample),
             Err(e) => e,
         };
-        match error.reaction() {
-            ClientReaction::IgnorePacket => {
-                if is_auth_error(&error) {
-                    ignored = Some(error);
-                }
-            }
-            ClientReaction::AuthenticationFailed => {
-                return Err(Failure::Authentication(error.to_string()));
-            }
-            _ => {
-                return Err(Failure::unsynchronized(&error)
-                    .unwrap_or_else(|| Failure::NoAnswer(error.to_string())));
-            }
+        if let Some(failure) = judge(error, &mut ignored) {
+            return Err(failure);
         }
     }
-    Err(match ignored {
+    Err(no_reply(ignored, timeout))
+}
+
+/// What a reply the client refused says of the exchange: `None` to keep
+/// waiting (a packet to ignore; one that failed authentication is kept in
+/// `ignored`, to be named if nothing better comes), or the failure that ends
+/// it.
+pub(crate) fn judge(error: ClientError, ignored: &mut Option<ClientError>) -> Option<Failure> {
+    match error.reaction() {
+        ClientReaction::IgnorePacket => {
+            if is_auth_error(&error) {
+                *ignored = Some(error);
+            }
+            None
+        }
+        ClientReaction::AuthenticationFailed => Some(Failure::Authentication(error.to_string())),
+        _ => Some(
+            Failure::unsynchronized(&error).unwrap_or_else(|| Failure::NoAnswer(error.to_string())),
+        ),
+    }
+}
+
+/// The failure of an exchange that got no usable reply within `timeout`:
+/// the authentication failure ignored on the way, if any.
+pub(crate) fn no_reply(ignored: Option<ClientError>, timeout: Duration) -> Failure {
+    match ignored {
         Some(e) => Failure::Authentication(e.to_string()),
         None => Failure::NoAnswer(format!("no reply within {} s", timeout.as_secs_f64())),
-    })
+    }
 }
 
 pub(crate) fn is_auth_error(e: &ClientError) -> bool {

@@ -17,15 +17,15 @@ use authtime_packet_io::{
     wait_for_receive_stamps,
 };
 use authtime_proto::{
-    ClientConfig, ClientError, ClientReaction, InterleavedClient, InterleavedSample,
-    REQUEST_RANDOM_LEN, Sample, SampleMode,
+    ClientConfig, ClientError, InterleavedClient, InterleavedSample, REQUEST_RANDOM_LEN, Sample,
+    SampleMode,
 };
 use authtime_server::clock;
 use authtime_wire::NtpTimestamp;
 use serde_json::json;
 
 use crate::cmd_query::{
-    Failure, MAX_COUNT, auth_text, connect_udp, is_auth_error, leap_name, load_keys, pick_key,
+    Failure, MAX_COUNT, auth_text, connect_udp, judge, leap_name, load_keys, no_reply, pick_key,
     refused_key, reply_json, resolve, seconds, verdict, write_json,
 };
 use crate::{Outcome, Streams, cli::QueryArgs};
@@ -228,25 +228,11 @@ impl Session<'_> {
                 }
                 Err(e) => e,
             };
-            match error.reaction() {
-                ClientReaction::IgnorePacket => {
-                    if is_auth_error(&error) {
-                        ignored = Some(error);
-                    }
-                }
-                ClientReaction::AuthenticationFailed => {
-                    return Err(Failure::Authentication(error.to_string()));
-                }
-                _ => {
-                    return Err(Failure::unsynchronized(&error)
-                        .unwrap_or_else(|| Failure::NoAnswer(error.to_string())));
-                }
+            if let Some(failure) = judge(error, &mut ignored) {
+                return Err(failure);
             }
         }
-        Err(match ignored {
-            Some(e) => Failure::Authentication(e.to_string()),
-            None => Failure::NoAnswer(format!("no reply within {} s", timeout.as_secs_f64())),
-        })
+        Err(no_reply(ignored, timeout))
     }
 
     /// One request and its reply.
