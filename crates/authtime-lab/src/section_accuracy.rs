@@ -522,22 +522,9 @@ fn start_authtime(
         ),
     )
     .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
-    let log = dir.path(&format!("{stem}.log"));
-    let child = pair
-        .server_command(&exe)
-        .arg("serve")
-        .arg("--config")
-        .arg(&config)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(fs::File::create(&log).map_err(|e| e.to_string())?)
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
-    let process = ServerProcess {
-        child,
-        name: "authtime serve",
-        log,
-    };
+    let mut command = pair.server_command(&exe);
+    command.arg("serve").arg("--config").arg(&config);
+    let process = spawn_logged(command, dir.path(&format!("{stem}.log")), "authtime serve")?;
     let mut server = ready(pair, variant.name(), process, (addr, 123).into())?;
     server.basic_only = variant == AuthtimeVariant::ClockReading;
     server.overload_only = variant == AuthtimeVariant::TightAge;
@@ -564,22 +551,28 @@ fn start_chronyd(
         ),
     )
     .map_err(|e| format!("cannot write {}: {e}", conf.display()))?;
-    let log = dir.path("chronyd.log");
-    let child = pair
-        .server_command(chronyd)
-        .args(["-x", "-u", "root", "-d", "-f"])
-        .arg(&conf)
+    let mut command = pair.server_command(chronyd);
+    command.args(["-x", "-u", "root", "-d", "-f"]).arg(&conf);
+    let process = spawn_logged(command, dir.path("chronyd.log"), "chronyd")?;
+    ready(pair, "chronyd", process, (addr, 123).into())
+}
+
+/// Starts `command`, its standard error in `log`, nothing on its standard
+/// input and output.
+fn spawn_logged(
+    mut command: std::process::Command,
+    log: std::path::PathBuf,
+    name: &'static str,
+) -> Result<ServerProcess, String> {
+    let stderr =
+        fs::File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    let child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(fs::File::create(&log).map_err(|e| e.to_string())?)
+        .stderr(stderr)
         .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", chronyd.display()))?;
-    let process = ServerProcess {
-        child,
-        name: "chronyd",
-        log,
-    };
-    ready(pair, "chronyd", process, (addr, 123).into())
+        .map_err(|e| format!("cannot start {name}: {e}"))?;
+    Ok(ServerProcess { child, name, log })
 }
 
 /// `chronyc serverstats` through chronyd's command socket, if chronyc is

@@ -133,16 +133,7 @@ fn summary_cell(
     interleaved: bool,
     arrivals: Arrivals,
 ) -> String {
-    let runs: Vec<&Measurement> = outcome
-        .measurements
-        .iter()
-        .filter(|m| {
-            m.rate == rate
-                && m.server == server
-                && m.interleaved == interleaved
-                && m.arrivals == arrivals
-        })
-        .collect();
+    let runs: Vec<&Measurement> = step_runs(outcome, server, rate, interleaved, arrivals).collect();
     let heads: Vec<_> = runs.iter().filter_map(|m| headline(m)).collect();
     if heads.is_empty() {
         return if runs.iter().any(|m| m.error.is_some()) {
@@ -465,18 +456,26 @@ fn step_median(
     f: impl Fn(&Measurement) -> Option<f64>,
 ) -> Option<f64> {
     median(
-        outcome
-            .measurements
-            .iter()
-            .filter(|m| {
-                m.server == server
-                    && m.rate == rate
-                    && m.interleaved == interleaved
-                    && m.arrivals == arrivals
-            })
+        step_runs(outcome, server, rate, interleaved, arrivals)
             .filter_map(f)
             .collect(),
     )
+}
+
+/// The rounds of one step of `server` in the main part.
+fn step_runs<'a>(
+    outcome: &'a Outcome,
+    server: &'a str,
+    rate: f64,
+    interleaved: bool,
+    arrivals: Arrivals,
+) -> impl Iterator<Item = &'a Measurement> {
+    outcome.measurements.iter().filter(move |m| {
+        m.rate == rate
+            && m.server == server
+            && m.interleaved == interleaved
+            && m.arrivals == arrivals
+    })
 }
 
 fn mean_of(m: &Measurement) -> Option<f64> {
