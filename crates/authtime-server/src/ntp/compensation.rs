@@ -135,9 +135,13 @@ impl SendPathDelay {
     /// outstanding) is left out.
     pub(crate) fn record(&mut self, t2: NtpTimestamp, error_ns: i64) {
         let bits = t2.to_bits();
-        if let Some(slot) = self
-            .pending
+        // Newest first: a stamp comes back right after its batch.
+        // The ring runs from `next` (oldest) round to `next - 1` (newest).
+        let (newest, oldest) = self.pending.split_at_mut(self.next);
+        if let Some(slot) = oldest
             .iter_mut()
+            .chain(newest.iter_mut())
+            .rev()
             .find(|(t, _)| *t == bits && bits != 0)
         {
             let at = slot.1;

@@ -152,10 +152,12 @@ impl Worker<'_> {
 
         let mut routes = [Route::Skip; BATCH];
         let mut recv = [NtpTimestamp::ZERO; BATCH];
+        let mut data: [&[u8]; BATCH] = [&[]; BATCH];
         let mut batch: [(&[u8], NtpTimestamp); BATCH] = [(&[], NtpTimestamp::ZERO); BATCH];
         let mut m = 0;
         for i in 0..n {
             let d = rx.datagram(i);
+            data[i] = d.data;
             let source = d.stamp.map_or(Source::Daemon, |s| Source::from(s.source));
             self.counters.served.rx_source[source as usize] += 1;
             recv[i] = d
@@ -213,7 +215,7 @@ impl Worker<'_> {
         let table = shared.timestamps.as_deref();
         for (i, route) in routes.iter().enumerate().take(n) {
             let request = Request {
-                data: rx.datagram(i).data,
+                data: data[i],
                 recv_ts: recv[i],
                 peer: rx.peer_name(i),
             };
