@@ -12,8 +12,10 @@ use clap::Parser;
     version,
     about = "The authtime server: NTP (plain and with symmetric keys), NTS-KE and NTS, until SIGTERM.",
     after_help = "With no configuration it serves plain NTP on port 123 of every address \
-                  (root or CAP_NET_BIND_SERVICE), rate limited, and announces the state of the \
-                  host's clock as chronyd (or, without chronyd, the kernel) reports it. SIGHUP \
+                  (root or CAP_NET_BIND_SERVICE), rate limited, in basic mode and in RFC 9769 \
+                  interleaved mode to clients that ask for it (kernel transmit timestamps), and \
+                  announces the state of the host's clock as chronyd (or, without chronyd, the \
+                  kernel) reports it. SIGHUP \
                   reloads the key file and the NTS certificate; SIGTERM and SIGINT stop.\n\n\
                   Started as root, it binds its sockets, then switches to the user `authtime` \
                   (or --user) and keeps no capability; it refuses to stay root unless \
