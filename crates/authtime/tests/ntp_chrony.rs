@@ -15,12 +15,9 @@
 
 mod ntp_support;
 
-use std::process::Stdio;
-use std::time::{Duration, Instant};
-
 use ntp_support::{
-    ChildGuard, Serve, TempDir, authtime, chronyd_command, chronyd_private_lines, free_udp_port,
-    keygen, run_chronyd_client, text, text_of, write_private,
+    Serve, TempDir, authtime, chronyd_private_lines, chronyd_server, keygen, run_chronyd_client,
+    text, text_of, write_private,
 };
 
 /// The key ids of the shared key file: one per key type.
@@ -119,52 +116,11 @@ fn chronyd_gets_no_sample_when_the_server_has_other_key_bytes() {
     }
 }
 
-/// A chronyd server on loopback that never touches the clock.
-fn chronyd_server(dir: &TempDir, key_file: &std::path::Path) -> (ChildGuard, u16) {
-    let port = free_udp_port();
-    let conf = dir.path("server.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "port {port}\nbindaddress 127.0.0.1\nallow 127.0.0.1\nlocal stratum 8\n\
-             keyfile {}\n{}",
-            key_file.display(),
-            chronyd_private_lines(dir)
-        ),
-    )
-    .expect("conf");
-    let child = chronyd_command(&conf, &["-x", "-d"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start chronyd");
-    let guard = ChildGuard {
-        child,
-        name: "chronyd -x -d".into(),
-    };
-    // Ready when it answers a plain query (bounded).
-    let target = format!("127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let out = authtime(&["query", &target, "--timeout", "0.2"]);
-        if out.status.success() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "chronyd does not answer: {}",
-            text_of(&out)
-        );
-    }
-    (guard, port)
-}
-
 #[test]
 fn authtime_query_gets_authenticated_samples_from_chronyd() {
     let dir = TempDir::new("chrony-server");
     let key_file = keygen(&dir, "chrony.keys", "chrony", &KEYS);
-    let (_chronyd, port) = chronyd_server(&dir, &key_file);
-    let target = format!("127.0.0.1:{port}");
+    let (_chronyd, target) = chronyd_server(&dir, &key_file);
     let key_path = key_file.to_string_lossy().into_owned();
     for (key_type, key_id) in KEYS {
         let id = key_id.to_string();
@@ -209,8 +165,7 @@ fn authtime_query_gets_authenticated_samples_from_chronyd() {
 fn authtime_query_reports_a_wrong_key_to_chronyd() {
     let dir = TempDir::new("chrony-server-wrong");
     let key_file = keygen(&dir, "chrony.keys", "chrony", &KEYS);
-    let (_chronyd, port) = chronyd_server(&dir, &key_file);
-    let target = format!("127.0.0.1:{port}");
+    let (_chronyd, target) = chronyd_server(&dir, &key_file);
     // Key 3 with other bytes: chronyd drops the request; the plain probe shows
     // that the server is there, so the key is what it refuses.
     let wrong = dir.path("wrong.keys");

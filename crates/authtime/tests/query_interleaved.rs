@@ -15,14 +15,11 @@
 
 mod ntp_support;
 
-use std::process::Stdio;
-use std::time::{Duration, Instant};
-
 use ntp_support::interop::{Direction, Row, proven};
 use ntp_support::ntpd_rs::{NtpdRs, free_port_on, install};
 use ntp_support::{
-    ChildGuard, Serve, TempDir, authtime, chronyd_command, chronyd_private_lines, chronyd_version,
-    free_udp_port, keygen, text, text_of, write_private,
+    Serve, TempDir, authtime, chronyd_server, chronyd_version, keygen, text, text_of,
+    wait_for_answers, write_private,
 };
 use serde_json::Value;
 
@@ -30,52 +27,6 @@ use serde_json::Value;
 /// (`authtime::cmd_query_interleaved::BASIC_ONLY`).
 const BASIC_ONLY: &str = "the server answered in basic mode only: it does not serve RFC 9769 \
                           interleaved mode, or had no transmit timestamp to give";
-
-/// Waits (up to 10 s) until `target` answers a plain query.
-fn wait_for_answers(target: &str, log: impl Fn() -> String) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let out = authtime(&["query", target, "--timeout", "0.2"]);
-        if out.status.success() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{target} does not answer: {}\n{}",
-            text_of(&out),
-            log()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// chronyd serving NTP on 127.0.0.1 with `key_file`, never touching the clock.
-fn chronyd_server(dir: &TempDir, key_file: &std::path::Path) -> (ChildGuard, String) {
-    let port = free_udp_port();
-    let conf = dir.path("server.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "port {port}\nbindaddress 127.0.0.1\nallow 127.0.0.1\nlocal stratum 8\n\
-             keyfile {}\n{}",
-            key_file.display(),
-            chronyd_private_lines(dir)
-        ),
-    )
-    .expect("conf");
-    let child = chronyd_command(&conf, &["-x", "-d"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start chronyd");
-    let guard = ChildGuard {
-        child,
-        name: "chronyd -x -d".into(),
-    };
-    let target = format!("127.0.0.1:{port}");
-    wait_for_answers(&target, String::new);
-    (guard, target)
-}
 
 /// `authtime query TARGET --interleaved --json EXTRA...`, which must exit 0.
 fn query_json(target: &str, extra: &[&str]) -> Value {

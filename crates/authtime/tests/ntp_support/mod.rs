@@ -386,6 +386,53 @@ pub(crate) fn chronyd_command(conf: &Path, args: &[&str]) -> Command {
     command
 }
 
+/// Waits (up to 10 s) until `target` answers a plain query.
+pub(crate) fn wait_for_answers(target: &str, log: impl Fn() -> String) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = authtime(&["query", target, "--timeout", "0.2"]);
+        if out.status.success() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{target} does not answer: {}\n{}",
+            text_of(&out),
+            log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// chronyd serving NTP on 127.0.0.1 with `key_file`, never touching the clock
+/// (`-x`, `local stratum 8`); returns it once it answers, with its address.
+pub(crate) fn chronyd_server(dir: &TempDir, key_file: &Path) -> (ChildGuard, String) {
+    let port = free_udp_port();
+    let conf = dir.path("server.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "port {port}\nbindaddress 127.0.0.1\nallow 127.0.0.1\nlocal stratum 8\n\
+             keyfile {}\n{}",
+            key_file.display(),
+            chronyd_private_lines(dir)
+        ),
+    )
+    .expect("conf");
+    let child = chronyd_command(&conf, &["-x", "-d"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chronyd");
+    let guard = ChildGuard {
+        child,
+        name: "chronyd -x -d".into(),
+    };
+    let target = format!("127.0.0.1:{port}");
+    wait_for_answers(&target, String::new);
+    (guard, target)
+}
+
 /// `chronyd N.N` as `chronyd -v` names itself (for the interop matrix).
 pub(crate) fn chronyd_version() -> String {
     let out = Command::new(chronyd())
