@@ -87,7 +87,7 @@ complete -c authtime -n "__fish_authtime_using_subcommand config; and __fish_see
 complete -c authtime -n "__fish_authtime_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l key-file -d 'Key file (ntpd or chrony format) holding --key-id' -r -F
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l key-id -d 'Key id to authenticate with' -r
-complete -c authtime -n "__fish_authtime_using_subcommand query" -l count -d 'Number of queries (4 by default with --interleaved: the first reply is always basic, and chronyd answers the second in basic mode too)' -r
+complete -c authtime -n "__fish_authtime_using_subcommand query" -l count -d 'Number of queries (4 by default with --interleaved: the first reply is always basic, and chronyd and authtime answer the second in basic mode too)' -r
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l timeout -d 'Seconds to wait for each reply' -r
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l interval -d 'Seconds between queries' -r
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l ca -d 'With --nts: PEM file of the certificates to trust (a CA, or the server\'s self-signed certificate) instead of the system\'s web PKI roots' -r -F
@@ -96,7 +96,7 @@ complete -c authtime -n "__fish_authtime_using_subcommand query" -l roughtime-se
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l roughtime-quorum -d 'How many Roughtime servers must answer, verified and agreeing (default: a majority of those listed, at least 2 when 2 or more are listed)' -r
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l assume-local-time -d 'With --nts: take the local clock to read this time (RFC 3339, e.g. 2036-01-01T00:00:00Z, or @SECONDS), for tests and for devices that know their clock is wrong. It changes only the certificate check and the offsets reported; no clock is set' -r
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l json -d 'Print a JSON object instead of text'
-complete -c authtime -n "__fish_authtime_using_subcommand query" -l interleaved -d 'RFC 9769 interleaved mode: exact offsets from servers that serve it (chronyd). Not with --nts'
+complete -c authtime -n "__fish_authtime_using_subcommand query" -l interleaved -d 'RFC 9769 interleaved mode: exact offsets from servers that serve it (chronyd, authtime serve). Not with --nts'
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l nts -d 'Use NTS (RFC 8915): HOST[:PORT] is the NTS-KE server (port 4460 by default)'
 complete -c authtime -n "__fish_authtime_using_subcommand query" -l clock-unknown -d 'Check the certificate against the Roughtime interval even when the local clock is inside it (for a device that knows it has no trustworthy clock)'
 complete -c authtime -n "__fish_authtime_using_subcommand query" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -160,13 +160,13 @@ const QUERY_HELP: &str = "Prints one line per reply: offset and delay in seconds
      With several queries the first of 1, 3 in that order wins.\n\n\
      With --interleaved (RFC 9769), the --count requests go out on one socket, --interval \
      apart, each echoing the server's previous reply (its receive timestamp as origin, our \
-     receive time as receive). A server that serves interleaved mode (chronyd) then answers \
+     receive time as receive). A server that serves interleaved mode (chronyd, authtime serve) then answers \
      with the time its previous reply really left, taken by its kernel or network card, \
      instead of the time it read its clock before sending: the sample (of the previous \
      exchange) is exact. The first reply is always basic (there is nothing to echo yet), and \
-     chronyd answers the second in basic mode too (it keeps transmit timestamps only of \
+     chronyd and authtime answer the second in basic mode too (they keep transmit timestamps only of \
      replies to requests that ask for interleaved mode): hence --count defaults to 4 there \
-     (2 interleaved samples from chronyd) and must be at least 2. T1 and T4 are the kernel's \
+     (2 interleaved samples) and must be at least 2. T1 and T4 are the kernel's \
      transmit timestamps of our requests and receive timestamps of the replies, or the clock \
      read next to the system call where the kernel gives none. Each line names the mode of \
      its sample (basic or interleaved) and where T1 and T4 came from; the last line counts \
@@ -257,7 +257,7 @@ pub struct QueryArgs {
     #[arg(long, value_name = "N", requires = "key_file")]
     pub key_id: Option<u32>,
     /// Number of queries (4 by default with --interleaved: the first reply is
-    /// always basic, and chronyd answers the second in basic mode too).
+    /// always basic, and chronyd and authtime answer the second in basic mode too).
     #[arg(
         long,
         value_name = "N",
@@ -275,7 +275,7 @@ pub struct QueryArgs {
     #[arg(long)]
     pub json: bool,
     /// RFC 9769 interleaved mode: exact offsets from servers that serve it
-    /// (chronyd). Not with --nts.
+    /// (chronyd, authtime serve). Not with --nts.
     ///
     /// Each request echoes the server's last reply, so that a server that
     /// serves interleaved mode answers with the exact time that reply left.
