@@ -6,20 +6,23 @@
 //! are looked up by their public names ([`Algorithm`], [`new_mac`]); partial
 //! MACs ([`PartialMac`]) wrap any of them; the nonce-based MACs (GMAC,
 //! Poly1305-ChaCha20) get their nonces from a [`NonceSealer`] when the caller does
-//! not manage them. [`md5_kway`] is RFC 1810's interleaved MD5.
+//! not manage them. [`md5_kway`] is RFC 1810's interleaved MD5. [`AesSiv`] is
+//! the AEAD of NTS (RFC 5297), here because it is two of the same AES-CMAC
+//! chains and a CTR pass, on the same kernels.
 //!
 //! The primitives come from maintained crates (RustCrypto `aes`, `cmac`,
 //! `hmac`, `sha1`, `sha2`, `md-5`, `aes-gcm`, `chacha20`, `poly1305`; `blake3`;
 //! `siphasher`), which are also the portable paths and the test oracles. Written
 //! here by hand, because no crate provides them: the legacy digest framing, the
 //! partial-MAC selection, the nonce sealer, the K-way MD5 chaining, and the
-//! kernels in `kernels/` (AES-NI/VAES CMAC one packet and in lanes, SHA-NI
+//! kernels in `kernels/` (AES-NI/VAES CMAC one packet and in lanes, AES-NI AES-SIV, SHA-NI
 //! SHA-1/SHA-256 for HMAC one packet and interleaved, scalar and AVX2 MD5). Each
 //! kernel is chosen once from the CPU's features ([`Isa`]) and tested against
 //! the crate it replaces on random inputs.
 //!
 //! This crate does not parse packets, key files or configuration, and does no I/O.
 
+mod aes_siv;
 mod algorithm;
 mod blake3_keyed;
 mod cmac_aes;
@@ -36,8 +39,10 @@ mod partial;
 mod poly1305_chacha;
 mod sealer;
 mod siphash;
+mod siv_portable;
 mod tag;
 
+pub use aes_siv::{AesSiv, SIV_TAG_LEN};
 pub use algorithm::{Algorithm, AlgorithmInfo};
 pub use error::MacError;
 pub use isa::Isa;

@@ -1,8 +1,9 @@
 //! The AEAD algorithms NTS negotiates (RFC 8915 section 5.1, IANA "AEAD
 //! Algorithms" registry) behind one key type.
 //!
-//! The primitives come from RustCrypto (`aes-siv`, `aes-gcm-siv`); this module
-//! only fixes the NTS conventions on top of them:
+//! AES-SIV is `authtime-mac`'s [`AesSiv`] (AES-NI kernels, keys expanded
+//! once), AES-128-GCM-SIV RustCrypto's `aes-gcm-siv`; this module only fixes
+//! the NTS conventions on top of them:
 //! - AES-SIV-CMAC is used in its nonce-based form (RFC 5297 section 3): the
 //!   S2V header vector is `[associated data, nonce]`, and the output is the
 //!   16-byte synthetic IV followed by the ciphertext;
@@ -12,9 +13,9 @@
 
 use core::fmt;
 
-use crate::siv::{Siv256, Siv512};
 use aes_gcm_siv::Aes128GcmSiv;
 use aes_gcm_siv::aead::{AeadInOut, KeyInit};
+use authtime_mac::AesSiv;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 /// Bytes of authentication tag every NTS AEAD adds (RFC 5297, RFC 8452).
@@ -204,25 +205,12 @@ impl core::error::Error for AeadError {}
 pub struct AeadKey {
     algorithm: AeadAlgorithm,
     bytes: [u8; MAX_KEY_LEN],
-    /// The expanded AES-SIV key (`None` for AES-128-GCM-SIV).
-    siv: Option<Box<SivState>>,
-}
-
-/// An expanded AES-SIV key of either size.
-#[derive(Clone)]
-enum SivState {
-    Cmac256(Siv256),
-    Cmac512(Siv512),
-}
-
-impl SivState {
-    fn new(algorithm: AeadAlgorithm, key: &[u8]) -> Option<Box<Self>> {
-        match algorithm {
-            AeadAlgorithm::AesSivCmac256 => Siv256::new(key).map(|k| Box::new(Self::Cmac256(k))),
-            AeadAlgorithm::AesSivCmac512 => Siv512::new(key).map(|k| Box::new(Self::Cmac512(k))),
-            AeadAlgorithm::Aes128GcmSiv => None,
-        }
-    }
+    /// The expanded AES-SIV key of a key made for many uses (a cookie master
+    /// key, [`AeadKey::expanded`]); `None` for a key used once or twice (an
+    /// NTS session key on a server), which is expanded on the stack of each
+    /// call instead: an exchange then neither allocates nor moves an
+    /// expanded key.
+    siv: Option<Box<AesSiv>>,
 }
 
 impl AeadKey {
@@ -245,11 +233,10 @@ impl AeadKey {
                 len: key.len(),
             })?
             .copy_from_slice(key);
-        let siv = SivState::new(algorithm, key);
         Ok(Self {
             algorithm,
             bytes,
-            siv,
+            siv: None,
         })
     }
 
@@ -260,15 +247,25 @@ impl AeadKey {
         if let Some(key) = bytes.get_mut(..algorithm.key_len()) {
             rng(key);
         }
-        let siv = SivState::new(
-            algorithm,
-            bytes.get(..algorithm.key_len()).unwrap_or_default(),
-        );
         Self {
             algorithm,
             bytes,
-            siv,
+            siv: None,
         }
+    }
+
+    /// The same key with its AES-SIV schedules expanded once and kept, for a
+    /// key that seals and opens many times (a cookie master key). A no-op for
+    /// AES-128-GCM-SIV.
+    #[must_use]
+    pub(crate) fn expanded(mut self) -> Self {
+        if matches!(
+            self.algorithm,
+            AeadAlgorithm::AesSivCmac256 | AeadAlgorithm::AesSivCmac512
+        ) {
+            self.siv = AesSiv::new(self.secret_bytes()).ok().map(Box::new);
+        }
+        self
     }
 
     /// The algorithm this key is for.
@@ -368,6 +365,13 @@ impl AeadKey {
         self.open_in_place(nonce, associated_data, scratch)
     }
 
+    fn is_siv(&self) -> bool {
+        matches!(
+            self.algorithm,
+            AeadAlgorithm::AesSivCmac256 | AeadAlgorithm::AesSivCmac512
+        )
+    }
+
     fn check_nonce(&self, nonce: &[u8]) -> Result<(), AeadError> {
         if self.algorithm.accepts_nonce_len(nonce.len()) {
             Ok(())
@@ -394,13 +398,18 @@ fn seal_with_headers(
     let available = buf.len();
     let too_small = AeadError::BufferTooSmall { needed, available };
     let buf = buf.get_mut(..needed).ok_or(too_small)?;
-    if let Some(siv) = &key.siv {
+    if key.is_siv() {
         // Tag first: move the plaintext behind the room for the synthetic IV.
         buf.copy_within(..plaintext_len, TAG_LEN);
         let (tag_out, body) = buf.split_at_mut(TAG_LEN);
-        let tag = match &**siv {
-            SivState::Cmac256(k) => k.seal(siv_headers, body),
-            SivState::Cmac512(k) => k.seal(siv_headers, body),
+        let tag = match &key.siv {
+            Some(siv) => siv.seal(siv_headers, body),
+            None => AesSiv::seal_once(key.secret_bytes(), siv_headers, body).map_err(|_| {
+                AeadError::KeyLength {
+                    algorithm: key.algorithm,
+                    len: key.algorithm.key_len(),
+                }
+            })?,
         };
         tag_out.copy_from_slice(&tag);
         return Ok(needed);
@@ -434,12 +443,12 @@ fn open_with_headers(
     let Some(plaintext_len) = buf.len().checked_sub(TAG_LEN) else {
         return Err(AeadError::CiphertextTooShort { len: buf.len() });
     };
-    if let Some(siv) = &key.siv {
+    if key.is_siv() {
         let (tag, body) = buf.split_at_mut(TAG_LEN);
         let tag: [u8; TAG_LEN] = (&*tag).try_into().map_err(|_| AeadError::Authentication)?;
-        match &**siv {
-            SivState::Cmac256(k) => k.open(siv_headers, body, &tag),
-            SivState::Cmac512(k) => k.open(siv_headers, body, &tag),
+        match &key.siv {
+            Some(siv) => siv.open(siv_headers, body, &tag),
+            None => AesSiv::open_once(key.secret_bytes(), siv_headers, body, &tag),
         }
         .map_err(|_| AeadError::Authentication)?;
         buf.copy_within(TAG_LEN.., 0);

@@ -23,9 +23,44 @@ use core::fmt;
 
 use crate::aead::{AeadAlgorithm, AeadKey};
 
-/// The AEAD of the master keys: AES-SIV-CMAC-512 (AES-256 strength) for keys
-/// that protect every session of a period.
-pub const MASTER_KEY_ALGORITHM: AeadAlgorithm = AeadAlgorithm::AesSivCmac512;
+/// The AEADs a master key may have. Cookies are this server's own format
+/// (RFC 8915 section 6), so the choice is ours; each key carries its AEAD, so
+/// a ring may mix them and every cookie opens under the AEAD it was sealed
+/// with.
+pub const MASTER_KEY_ALGORITHMS: [AeadAlgorithm; 2] =
+    [AeadAlgorithm::AesSivCmac256, AeadAlgorithm::AesSivCmac512];
+
+/// The AEAD of a new fleet's master keys: AES-SIV-CMAC-256 (AES-128 halves,
+/// 10 rounds a block where AES-SIV-CMAC-512 takes 14). Releases before it
+/// sealed every cookie with AES-SIV-CMAC-512.
+pub const DEFAULT_MASTER_KEY_ALGORITHM: AeadAlgorithm = AeadAlgorithm::AesSivCmac256;
+
+/// Which AEAD [`KeyRing::plan_with`] gives the keys it makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CookieAead {
+    /// The AEAD of the ring's newest key, so that a fleet keeps the AEAD
+    /// every one of its servers reads; [`DEFAULT_MASTER_KEY_ALGORITHM`] for
+    /// an empty ring.
+    #[default]
+    Auto,
+    /// This AEAD (one of [`MASTER_KEY_ALGORITHMS`]; another falls back to
+    /// [`CookieAead::Auto`]).
+    Fixed(AeadAlgorithm),
+}
+
+impl CookieAead {
+    /// The AEAD for the next key of `ring`.
+    #[must_use]
+    pub fn for_ring(self, ring: &KeyRing) -> AeadAlgorithm {
+        match self {
+            Self::Fixed(algorithm) if MASTER_KEY_ALGORITHMS.contains(&algorithm) => algorithm,
+            _ => ring
+                .keys
+                .last()
+                .map_or(DEFAULT_MASTER_KEY_ALGORITHM, |k| k.key.algorithm()),
+        }
+    }
+}
 
 /// How master keys rotate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -88,16 +123,22 @@ impl MasterKey {
         self.period
     }
 
+    /// The AEAD its cookies are sealed with.
+    #[must_use]
+    pub fn algorithm(&self) -> AeadAlgorithm {
+        self.key.algorithm()
+    }
+
     /// The AEAD key.
     pub(crate) fn key(&self) -> &AeadKey {
         &self.key
     }
 
-    fn generate(period: u64, rng: &mut impl FnMut(&mut [u8])) -> Self {
+    fn generate(period: u64, algorithm: AeadAlgorithm, rng: &mut impl FnMut(&mut [u8])) -> Self {
         Self {
             id: id_of_period(period),
             period,
-            key: AeadKey::generate(MASTER_KEY_ALGORITHM, rng),
+            key: AeadKey::generate(algorithm, rng).expanded(),
         }
     }
 }
@@ -226,9 +267,22 @@ impl KeyRing {
     /// The ring that should be in force at `now_unix_secs`, or `None` when
     /// this one already is: keys of periods before `p - old_keys` expired,
     /// keys of `p` and `p + 1` added (from `rng`) when missing. Keys a peer
-    /// published for later periods are kept.
+    /// published for later periods are kept. New keys get the AEAD of
+    /// [`CookieAead::Auto`].
     #[must_use]
     pub fn plan(&self, now_unix_secs: u64, rng: &mut impl FnMut(&mut [u8])) -> Option<KeyRing> {
+        self.plan_with(now_unix_secs, rng, CookieAead::Auto)
+    }
+
+    /// As [`KeyRing::plan`], with new keys under the AEAD `aead` picks.
+    #[must_use]
+    pub fn plan_with(
+        &self,
+        now_unix_secs: u64,
+        rng: &mut impl FnMut(&mut [u8]),
+        aead: CookieAead,
+    ) -> Option<KeyRing> {
+        let algorithm = aead.for_ring(self);
         let p = self.policy.period_at(now_unix_secs);
         let oldest = p.saturating_sub(u64::from(self.policy.old_keys));
         let mut keys: Vec<MasterKey> = self
@@ -240,7 +294,7 @@ impl KeyRing {
         let mut changed = keys.len() != self.keys.len();
         for period in [p, p.saturating_add(1)] {
             if !keys.iter().any(|k| k.period == period) {
-                keys.push(MasterKey::generate(period, rng));
+                keys.push(MasterKey::generate(period, algorithm, rng));
                 changed = true;
             }
         }
@@ -380,6 +434,52 @@ mod tests {
         let b = a.plan(2 * DAY, &mut r).expect("plan");
         assert!(b.is_newer_than(&a));
         assert!(!a.is_newer_than(&b));
+    }
+
+    #[test]
+    fn new_keys_follow_the_ring_unless_an_aead_is_fixed() {
+        let mut r = rng();
+        let fresh = KeyRing::new(RotationPolicy::default())
+            .plan(DAY, &mut r)
+            .expect("plan");
+        assert!(
+            fresh
+                .keys()
+                .iter()
+                .all(|k| k.algorithm() == DEFAULT_MASTER_KEY_ALGORITHM)
+        );
+        let old = KeyRing::new(RotationPolicy::default())
+            .plan_with(DAY, &mut r, CookieAead::Fixed(AeadAlgorithm::AesSivCmac512))
+            .expect("plan");
+        // Auto keeps what the fleet has; a fixed choice switches new keys only.
+        let kept = old.plan(3 * DAY, &mut r).expect("plan");
+        assert!(
+            kept.keys()
+                .iter()
+                .all(|k| k.algorithm() == AeadAlgorithm::AesSivCmac512)
+        );
+        let switched = kept
+            .plan_with(
+                5 * DAY,
+                &mut r,
+                CookieAead::Fixed(AeadAlgorithm::AesSivCmac256),
+            )
+            .expect("plan");
+        let algorithms: Vec<_> = switched.keys().iter().map(MasterKey::algorithm).collect();
+        assert_eq!(
+            algorithms,
+            [
+                AeadAlgorithm::AesSivCmac512,
+                AeadAlgorithm::AesSivCmac512,
+                AeadAlgorithm::AesSivCmac512,
+                AeadAlgorithm::AesSivCmac512,
+                AeadAlgorithm::AesSivCmac256,
+                AeadAlgorithm::AesSivCmac256,
+            ]
+        );
+        // A GCM-SIV master key is not offered: the choice falls back to Auto.
+        let gcm = CookieAead::Fixed(AeadAlgorithm::Aes128GcmSiv).for_ring(&switched);
+        assert_eq!(gcm, AeadAlgorithm::AesSivCmac256);
     }
 
     #[test]

@@ -24,7 +24,6 @@ pub mod key_ring;
 mod ring_blob;
 pub mod server;
 mod server_outcome;
-mod siv;
 
 #[doc(hidden)]
 pub mod fuzz_harness;
@@ -33,5 +32,5 @@ pub use aead::{AeadAlgorithm, AeadError, AeadKey};
 pub use client::{ClientError, ClientOutcome, PendingRequest, build_request, check_response};
 pub use cookie::{CookieError, SessionKeys, open_cookie, seal_cookie};
 pub use extension::{Authenticator, EfError, NtsPacket};
-pub use key_ring::{KeyRing, MasterKey, RingError, RotationPolicy};
+pub use key_ring::{CookieAead, KeyRing, MasterKey, RingError, RotationPolicy};
 pub use server::{HeaderFor, NakReason, NtsDrop, NtsServer, ServerAction};

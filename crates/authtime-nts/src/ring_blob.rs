@@ -12,8 +12,9 @@
 //!
 //! The checksum detects torn writes and corruption, not forgery: whoever can
 //! write the store can replace the keys anyway. Decoding is strict: exact
-//! length, known version, zero reserved bytes, valid policy, keys of the
-//! master AEAD in strictly increasing period order with `id` = low 32 bits of
+//! length, known version, zero reserved bytes, valid policy, keys of a
+//! master AEAD (AES-SIV-CMAC-256 or -512; releases before 2026-11-27 accept
+//! only -512, see `docs/nts.md`) in strictly increasing period order with `id` = low 32 bits of
 //! `period`.
 
 use sha2::{Digest, Sha256};
@@ -21,7 +22,7 @@ use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
 use crate::aead::{AeadAlgorithm, AeadKey};
-use crate::key_ring::{KeyRing, MASTER_KEY_ALGORITHM, MasterKey, RingError, RotationPolicy};
+use crate::key_ring::{KeyRing, MASTER_KEY_ALGORITHMS, MasterKey, RingError, RotationPolicy};
 
 const MAGIC: [u8; 4] = *b"ATNK";
 const VERSION: u8 = 1;
@@ -130,11 +131,13 @@ pub(crate) fn decode(blob: &[u8]) -> Result<KeyRing, RingError> {
         let id = c.u32()?;
         let period = c.u64()?;
         let algorithm = AeadAlgorithm::from_id(c.u16()?).ok_or(RingError::InvalidKey)?;
-        if algorithm != MASTER_KEY_ALGORITHM {
+        if !MASTER_KEY_ALGORITHMS.contains(&algorithm) {
             return Err(RingError::InvalidKey);
         }
         let key_len = usize::from(c.u16()?);
-        let key = AeadKey::new(algorithm, c.take(key_len)?).map_err(|_| RingError::InvalidKey)?;
+        let key = AeadKey::new(algorithm, c.take(key_len)?)
+            .map_err(|_| RingError::InvalidKey)?
+            .expanded();
         #[allow(clippy::cast_possible_truncation)]
         let id_matches = id == period as u32;
         let ordered = keys.last().is_none_or(|prev| prev.period < period);
@@ -193,7 +196,7 @@ mod tests {
         assert_eq!(&*back.to_bytes(), &*blob);
         assert_eq!(
             blob.len(),
-            FIXED_LEN + 5 * (KEY_HEADER_LEN + 64) + CHECKSUM_LEN
+            FIXED_LEN + 5 * (KEY_HEADER_LEN + 32) + CHECKSUM_LEN
         );
     }
 
@@ -246,12 +249,15 @@ mod tests {
             KeyRing::from_bytes(&reseal(bad_id)).map(|_| ()),
             Err(RingError::InconsistentKeys)
         );
-        let mut bad_alg = blob.clone();
-        bad_alg[FIXED_LEN + 12..FIXED_LEN + 14].copy_from_slice(&15u16.to_be_bytes());
-        assert_eq!(
-            KeyRing::from_bytes(&reseal(bad_alg)).map(|_| ()),
-            Err(RingError::InvalidKey)
-        );
+        // AES-128-GCM-SIV is not a master AEAD; AES-SIV-CMAC-512 needs 64 bytes.
+        for alg in [30u16, 17] {
+            let mut bad_alg = blob.clone();
+            bad_alg[FIXED_LEN + 12..FIXED_LEN + 14].copy_from_slice(&alg.to_be_bytes());
+            assert_eq!(
+                KeyRing::from_bytes(&reseal(bad_alg)).map(|_| ()),
+                Err(RingError::InvalidKey)
+            );
+        }
         let mut huge = blob;
         huge[28..32].copy_from_slice(&5000u32.to_be_bytes());
         assert_eq!(
@@ -261,6 +267,56 @@ mod tests {
         assert_eq!(
             KeyRing::from_bytes(b"NOPE....").map(|_| ()),
             Err(RingError::BadMagic)
+        );
+    }
+
+    /// A ring blob and a cookie sealed under it by the release before
+    /// AES-SIV-CMAC-256 master keys (commit b027ccf, AES-SIV-CMAC-512 keys,
+    /// captured with a fixed RNG at 1_790_000_000): this release reads the
+    /// blob, opens the cookie, and writes the blob back byte for byte, so a
+    /// fleet that mixes the two releases shares one ring.
+    #[test]
+    fn a_ring_and_cookie_of_the_previous_release_still_work() {
+        let hex = |s: &str| {
+            (0..s.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
+                .collect::<Vec<u8>>()
+        };
+        let blob = hex(
+            "41544e4b01000000000000000001518000000007000000000000000100000002\
+             000050ed00000000000050ed00110040c64f14afd84b9a2e620777ca7d4bfaeb\
+             6da1a0cb53281510938c23a5d3d938ed5a85309a082dd6dee34e92aba610c56f\
+             e7a5a7ef55a7685ab28070c91162d3e2000050ee00000000000050ee00110040\
+             4aae9dfc442c801db11bedd1c711d0f2c923f986a0c13b8efd601287f091a864\
+             69ab8edf2a9408bcff0552a64bb8f51291474c1c5cc3b5a17ca0ea6b3d45908b\
+             122f97ea2c06f55ace5a81939e34353e9d59c53763de4ad8638d758379258635",
+        );
+        let cookie = hex(
+            "000050ed2dff701251bd2d3f66b18f212d2f18d083e05c80cc1d792dd687e907\
+             fde664afa8983e3bea376a6a75002fec435c3354d40c720ded16e313d7855803\
+             0d9c6355406b6212c95690b41d0a5711b013bd711d38c46642c5c814840b8382\
+             1b4f36e33eb2cf22",
+        );
+        let now = 1_790_000_000;
+        let ring = KeyRing::from_bytes(&blob).expect("previous release's ring");
+        assert!(
+            ring.keys()
+                .iter()
+                .all(|k| k.algorithm() == crate::AeadAlgorithm::AesSivCmac512)
+        );
+        assert_eq!(&*ring.to_bytes(), &blob[..]);
+        let keys = crate::open_cookie(&ring, now, &cookie).expect("previous release's cookie");
+        assert_eq!(keys.c2s().secret_bytes(), &[0x11; 32]);
+        assert_eq!(keys.s2c().secret_bytes(), &[0x22; 32]);
+        // Planned on, the ring keeps the AEAD its servers all read.
+        let later = ring.plan(now + 3 * 86_400, &mut |b: &mut [u8]| b.fill(7));
+        let later = later.expect("rotated");
+        assert!(
+            later
+                .keys()
+                .iter()
+                .all(|k| k.algorithm() == crate::AeadAlgorithm::AesSivCmac512)
         );
     }
 

@@ -204,7 +204,7 @@ pub(super) static SHIFT_DOWN: [[u8; 16]; 17] = {
 /// integer in little-endian byte order; read with overlapping loads instead
 /// of a copy.
 #[inline]
-fn short_block(msg: &[u8]) -> u128 {
+pub(super) fn short_block(msg: &[u8]) -> u128 {
     let len = msg.len();
     let word = |at: usize, width: usize| {
         let mut b = [0u8; 8];
@@ -293,13 +293,13 @@ fn expand_step<const WORD: i32>(prev: __m128i, assist: __m128i) -> __m128i {
     _mm_xor_si128(t, assist)
 }
 
-/// AES round keys of a 16- or 32-byte key, with the CMAC subkeys; `None` for
-/// another length.
+/// AES round keys `rk[0..=nr]` of a 16- or 32-byte key (the rest zero) and
+/// `nr`; `None` for another length.
 ///
 /// # Safety
 /// The CPU has AES-NI and SSE4.1.
 #[target_feature(enable = "aes,sse4.1")]
-unsafe fn expand(key: &[u8]) -> Option<CmacKeys> {
+pub(super) unsafe fn round_keys(key: &[u8]) -> Option<([__m128i; 15], usize)> {
     let mut rk = [_mm_setzero_si128(); 15];
     macro_rules! step128 {
         ($i:literal, $rcon:literal) => {
@@ -351,6 +351,18 @@ unsafe fn expand(key: &[u8]) -> Option<CmacKeys> {
         }
         _ => return None,
     };
+    Some((rk, nr))
+}
+
+/// AES round keys of a 16- or 32-byte key, with the CMAC subkeys; `None` for
+/// another length.
+///
+/// # Safety
+/// The CPU has AES-NI and SSE4.1.
+#[target_feature(enable = "aes,sse4.1")]
+unsafe fn expand(key: &[u8]) -> Option<CmacKeys> {
+    // SAFETY: the caller guarantees AES-NI and SSE4.1.
+    let (rk, nr) = unsafe { round_keys(key) }?;
 
     // RFC 4493 section 2.3: L = AES(K, 0); K1 = L·x, K2 = L·x² in GF(2^128).
     let mut l = _mm_xor_si128(_mm_setzero_si128(), rk[0]);

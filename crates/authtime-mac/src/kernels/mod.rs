@@ -29,3 +29,5 @@ mod sha256_x86;
 #[cfg(target_arch = "x86_64")]
 mod sha_pad_x86;
 pub(crate) mod sha_x86;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod siv_x86;

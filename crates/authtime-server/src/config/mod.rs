@@ -151,6 +151,10 @@ pub struct KeystoreSection {
     pub rotation_interval: u64,
     /// Keys kept after they stop being current (their cookies stay valid).
     pub old_keys: u32,
+    /// The AEAD of new master keys: `auto` (the ring's newest key's, or
+    /// AES-SIV-CMAC-256 for a new ring), `aes-siv-cmac-256` or
+    /// `aes-siv-cmac-512`.
+    pub cookie_aead: String,
     /// Seconds between two reads of the store (a rotation by another
     /// server is seen within this time).
     pub poll_interval: f64,
@@ -173,6 +177,7 @@ impl Default for KeystoreSection {
             url: None,
             rotation_interval: 86_400,
             old_keys: 7,
+            cookie_aead: "auto".into(),
             poll_interval: 5.0,
             key_encryption_key: None,
             accepted_key_encryption_keys: Vec::new(),
@@ -220,6 +225,8 @@ pub struct NtsSettings {
     pub rotation_interval: u64,
     /// Old keys kept.
     pub old_keys: u32,
+    /// The AEAD of new master keys.
+    pub cookie_aead: authtime_nts::CookieAead,
     /// Store poll interval.
     pub poll_interval: std::time::Duration,
     /// NTS-KE, when an `[nts-ke]` section is present.
@@ -718,6 +725,22 @@ impl ConfigFile {
                 format!("{} must be 1 to 64", store.old_keys),
             ));
         }
+        let cookie_aead = match store.cookie_aead.as_str() {
+            "auto" => authtime_nts::CookieAead::Auto,
+            "aes-siv-cmac-256" => {
+                authtime_nts::CookieAead::Fixed(authtime_nts::AeadAlgorithm::AesSivCmac256)
+            }
+            "aes-siv-cmac-512" => {
+                authtime_nts::CookieAead::Fixed(authtime_nts::AeadAlgorithm::AesSivCmac512)
+            }
+            other => {
+                problems.push(Problem::new(
+                    "keystore.cookie-aead",
+                    format!("unknown AEAD `{other}` (auto, aes-siv-cmac-256 or aes-siv-cmac-512)"),
+                ));
+                authtime_nts::CookieAead::Auto
+            }
+        };
         let poll_interval = seconds(store.poll_interval, 0.1, 3600.0)
             .map_err(|m| problems.push(Problem::new("keystore.poll-interval", m)))
             .unwrap_or_default();
@@ -730,6 +753,7 @@ impl ConfigFile {
             store_location,
             rotation_interval: store.rotation_interval,
             old_keys: store.old_keys,
+            cookie_aead,
             poll_interval,
             ke,
             sealing,

@@ -331,13 +331,16 @@ fn start_ring_keeper(
         interval_secs: nts.rotation_interval,
         old_keys: nts.old_keys,
     };
-    let keeper = RingKeeper::start(store, policy).map_err(|e| StartError::Nts(e.to_string()))?;
+    let keeper = RingKeeper::start_with(store, policy, nts.cookie_aead)
+        .map_err(|e| StartError::Nts(e.to_string()))?;
     if keeper.current().keys().is_empty() {
         return Err(StartError::Nts("no NTS master key could be made".into()));
     }
+    let ring = keeper.current();
     tracing::info!(
         store = %keeper.describe(),
-        keys = keeper.current().keys().len(),
+        keys = ring.keys().len(),
+        cookie_aead = ring.keys().last().map_or("none", |k| k.algorithm().name()),
         "NTS master keys ready"
     );
     let watched = Arc::clone(&keeper);
@@ -351,6 +354,21 @@ fn start_ring_keeper(
             "gauge",
             "NTS cookie master keys held.",
             &get(&m.keys),
+        );
+        let ring = watched.current();
+        let by_aead: Vec<(String, u64)> = authtime_nts::key_ring::MASTER_KEY_ALGORITHMS
+            .iter()
+            .map(|alg| {
+                let held = ring.keys().iter().filter(|k| k.algorithm() == *alg).count();
+                (crate::metrics::label_set("aead", alg.name()), held as u64)
+            })
+            .collect();
+        write_family(
+            out,
+            "authtime_nts_master_keys_by_aead",
+            "gauge",
+            "NTS cookie master keys held, by the AEAD their cookies are sealed with.",
+            &by_aead,
         );
         write_family(
             out,

@@ -20,7 +20,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use authtime_keys::store::{
     MasterKeyStore, SealError, SealedStore, StoreError, open_store, read_kek_file, store_key_name,
 };
-use authtime_nts::{KeyRing, RotationPolicy};
+use authtime_nts::{CookieAead, KeyRing, RotationPolicy};
 
 use crate::config::NtsSettings;
 
@@ -44,6 +44,8 @@ pub struct RingMetrics {
 pub struct RingKeeper {
     store: Arc<dyn MasterKeyStore>,
     policy: RotationPolicy,
+    /// The AEAD of the keys this server makes.
+    cookie_aead: CookieAead,
     ring: RwLock<Arc<KeyRing>>,
     /// The blob last seen in (or written to) the store, to compare-and-swap against.
     last_seen: Mutex<Option<Vec<u8>>>,
@@ -136,6 +138,18 @@ impl RingKeeper {
         store: Arc<dyn MasterKeyStore>,
         policy: RotationPolicy,
     ) -> Result<Arc<Self>, StoreError> {
+        Self::start_with(store, policy, CookieAead::Auto)
+    }
+
+    /// As [`RingKeeper::start`], making new keys under `cookie_aead`.
+    ///
+    /// # Errors
+    /// As [`RingKeeper::start`].
+    pub fn start_with(
+        store: Arc<dyn MasterKeyStore>,
+        policy: RotationPolicy,
+        cookie_aead: CookieAead,
+    ) -> Result<Arc<Self>, StoreError> {
         match store.load() {
             Err(e @ StoreError::Sealing(_)) => return Err(e),
             Ok(Some(blob)) => refuse_sealed_without_kek(&blob)?,
@@ -144,6 +158,7 @@ impl RingKeeper {
         let keeper = Arc::new(Self {
             store,
             policy,
+            cookie_aead,
             ring: RwLock::new(Arc::new(KeyRing::new(policy))),
             last_seen: Mutex::new(None),
             down_logged: AtomicBool::new(false),
@@ -240,7 +255,7 @@ impl RingKeeper {
         let current = self.current();
         let policy_changed = current.policy() != self.policy;
         let base = (*current).clone().with_policy(self.policy);
-        let planned = base.plan(now_unix_secs, &mut random);
+        let planned = base.plan_with(now_unix_secs, &mut random, self.cookie_aead);
         let wanted = match planned {
             Some(ring) => Some(ring),
             None if policy_changed => Some(base),
