@@ -42,7 +42,7 @@ mod siphash;
 mod siv_portable;
 mod tag;
 
-pub use aes_siv::{AesSiv, SIV_TAG_LEN};
+pub use aes_siv::{AesSiv, SIV_TAG_LEN, SivKeyRef, SivOp};
 pub use algorithm::{Algorithm, AlgorithmInfo};
 pub use error::MacError;
 pub use isa::Isa;

@@ -365,6 +365,12 @@ impl AeadKey {
         self.open_in_place(nonce, associated_data, scratch)
     }
 
+    /// The AES-SIV schedules expanded once, for a key made
+    /// [`AeadKey::expanded`].
+    pub(crate) fn expanded_siv(&self) -> Option<&AesSiv> {
+        self.siv.as_deref()
+    }
+
     fn is_siv(&self) -> bool {
         matches!(
             self.algorithm,

@@ -28,8 +28,8 @@ pub const COOKIE_NONCE_LEN: usize = 16;
 /// Longest cookie this crate issues (AES-SIV-CMAC-512 sessions).
 pub const MAX_COOKIE_LEN: usize = cookie_len(AeadAlgorithm::AesSivCmac512);
 
-const PLAINTEXT_HEADER_LEN: usize = 4;
-const MAX_PLAINTEXT_LEN: usize = PLAINTEXT_HEADER_LEN + 2 * MAX_KEY_LEN;
+pub(crate) const PLAINTEXT_HEADER_LEN: usize = 4;
+pub(crate) const MAX_PLAINTEXT_LEN: usize = PLAINTEXT_HEADER_LEN + 2 * MAX_KEY_LEN;
 
 /// Length of the cookies this crate issues for sessions using `algorithm`.
 #[must_use]

@@ -34,6 +34,9 @@ struct World {
     keys: SessionKeys,
     cookie: Vec<u8>,
     request: Vec<u8>,
+    /// A request of the shape a receive batch answers together (no
+    /// placeholder).
+    plain_request: Vec<u8>,
     pending: PendingRequest,
     reply: Vec<u8>,
 }
@@ -54,6 +57,10 @@ fn world() -> Option<&'static World> {
             let mut request = vec![0u8; 1500];
             let pending = build_request(&header, &keys, &cookie, 2, &mut rng, &mut request).ok()?;
             request.truncate(pending.len());
+            let mut plain_request = vec![0u8; 1500];
+            let plain =
+                build_request(&header, &keys, &cookie, 0, &mut rng, &mut plain_request).ok()?;
+            plain_request.truncate(plain.len());
             let mut reply = vec![0u8; request.len()];
             let action = NtsServer::new()
                 .respond(&request, &reply_header(), &ring, NOW, &mut rng, &mut reply)
@@ -67,6 +74,7 @@ fn world() -> Option<&'static World> {
                 keys,
                 cookie,
                 request,
+                plain_request,
                 pending,
                 reply,
             })
@@ -156,6 +164,68 @@ pub fn server_handle(data: &[u8]) {
         }
         Ok(ServerAction::Nak { len, .. }) => assert!(len <= request.len()),
         Err(e) => assert!(!e.name().is_empty()),
+    }
+}
+
+/// The batched NTS server against the one-at-a-time one: the input's first
+/// byte picks how many requests (1 to 8) the rest is cut into, each an
+/// arbitrary packet or (with the [`MUTATE`] prefix) an edit of a valid one;
+/// every request must get the same answer both ways (the same reply length
+/// and cookie count, the same NAK, or the same drop).
+pub fn server_batch(data: &[u8]) {
+    let Some(w) = world() else { return };
+    let Some((&count, rest)) = data.split_first() else {
+        return;
+    };
+    let count = usize::from(count % 8) + 1;
+    let piece = rest.len().div_ceil(count).max(1);
+    let mut requests: Vec<Vec<u8>> = rest
+        .chunks(piece)
+        .map(|chunk| input(&w.plain_request, chunk))
+        .collect();
+    requests.resize(count, w.plain_request.clone());
+    let server = NtsServer::new();
+    let views: Vec<&[u8]> = requests.iter().map(Vec::as_slice).collect();
+    let mut bufs: Vec<Vec<u8>> = requests
+        .iter()
+        .map(|r| vec![0u8; r.len().max(48)])
+        .collect();
+    let mut prepared: Vec<crate::PreparedNts> = requests
+        .iter()
+        .map(|_| crate::PreparedNts::default())
+        .collect();
+    {
+        let mut outs: Vec<&mut [u8]> = bufs.iter_mut().map(Vec::as_mut_slice).collect();
+        server.prepare_batch(
+            &views,
+            &w.ring,
+            NOW,
+            &mut seeded_rng(3),
+            &mut outs,
+            &mut prepared,
+        );
+    }
+    for ((request, p), out) in requests.iter().zip(&prepared).zip(&mut bufs) {
+        let batched = server.finish(request, p, &w.ring, NOW, &mut seeded_rng(5), out, |_| {
+            reply_header()
+        });
+        let mut alone_out = vec![0u8; request.len().max(48)];
+        let alone = server.respond(
+            request,
+            &reply_header(),
+            &w.ring,
+            NOW,
+            &mut seeded_rng(7),
+            &mut alone_out,
+        );
+        assert_eq!(batched, alone, "the batch answered a request differently");
+        if let Ok(ServerAction::Reply { .. }) = batched {
+            assert_eq!(
+                authenticated_parts(request),
+                authenticated_parts(&w.plain_request),
+                "a tampered request was answered"
+            );
+        }
     }
 }
 

@@ -8,7 +8,9 @@
 //! - [`extension`]: the NTS extension fields and a typed view of an NTS
 //!   packet (authenticated plaintext, authenticator, discarded tail).
 //! - [`server`]: checks an NTS request and writes the protected reply or the
-//!   NTSN Kiss-o'-Death; [`client`]: builds requests and checks replies.
+//!   NTSN Kiss-o'-Death, one request at a time or the requests of a receive
+//!   batch together ([`NtsServer::prepare_batch`]); [`client`]: builds
+//!   requests and checks replies.
 //!
 //! This crate does no I/O, reads no clock and draws no randomness of its own:
 //! time and random bytes are inputs. It does not do NTS-KE (TLS, records,
@@ -23,6 +25,7 @@ pub mod extension;
 pub mod key_ring;
 mod ring_blob;
 pub mod server;
+mod server_batch;
 mod server_outcome;
 
 #[doc(hidden)]
@@ -34,3 +37,4 @@ pub use cookie::{CookieError, SessionKeys, open_cookie, seal_cookie};
 pub use extension::{Authenticator, EfError, NtsPacket};
 pub use key_ring::{CookieAead, KeyRing, MasterKey, RingError, RotationPolicy};
 pub use server::{HeaderFor, NakReason, NtsDrop, NtsServer, ServerAction};
+pub use server_batch::{MAX_BATCH, PreparedNts, REQUEST_BODY_MAX};

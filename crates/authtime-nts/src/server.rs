@@ -21,7 +21,7 @@
 
 use authtime_wire::{ExtensionField, HEADER_LEN, Header, KissCode, Mode, ReferenceId, Writer};
 
-use crate::aead::TAG_LEN;
+use crate::aead::{AeadAlgorithm, AeadKey, TAG_LEN};
 use crate::cookie::{SessionKeys, cookie_len, open_cookie, seal_cookie};
 use crate::extension::{
     Authenticator, EF_AUTHENTICATOR, EF_COOKIE, EF_COOKIE_PLACEHOLDER, EF_UNIQUE_IDENTIFIER,
@@ -49,10 +49,10 @@ impl Default for NtsServer {
 }
 
 /// The checked plaintext fields of a request (not yet authenticated).
-struct RequestFields<'a> {
-    unique_id: &'a [u8],
-    cookie: &'a [u8],
-    placeholders: usize,
+pub(crate) struct RequestFields<'a> {
+    pub(crate) unique_id: &'a [u8],
+    pub(crate) cookie: &'a [u8],
+    pub(crate) placeholders: usize,
 }
 
 impl NtsServer {
@@ -162,14 +162,14 @@ impl NtsServer {
         }
         let reply = Reply {
             unique_id: fields.unique_id,
-            keys: &keys,
+            algorithm,
             wanted_cookies: 1 + placeholders,
             max_len: request.len(),
         };
-        reply.write(ring, now_unix_secs, rng, out, reply_header)
+        reply.write(&keys, ring, now_unix_secs, rng, out, reply_header)
     }
 
-    fn check_plaintext_fields<'a>(
+    pub(crate) fn check_plaintext_fields<'a>(
         &self,
         packet: &NtsPacket<'a>,
     ) -> Result<RequestFields<'a>, NtsDrop> {
@@ -226,7 +226,10 @@ impl NtsServer {
 
 /// Placeholders inside the decrypted fields (RFC 8915 section 5.5 allows them
 /// there); a cookie there is refused (section 5.4).
-fn count_encrypted_placeholders(plaintext: &[u8], cookie_len: usize) -> Result<usize, NtsDrop> {
+pub(crate) fn count_encrypted_placeholders(
+    plaintext: &[u8],
+    cookie_len: usize,
+) -> Result<usize, NtsDrop> {
     let mut count = 0;
     for field in inner_fields(plaintext) {
         let field = field.map_err(|_| NtsDrop::InnerFieldsMalformed)?;
@@ -244,7 +247,7 @@ fn count_encrypted_placeholders(plaintext: &[u8], cookie_len: usize) -> Result<u
 
 /// The NTS NAK of RFC 8915 section 5.7: the planned header turned into a
 /// Kiss-o'-Death NTSN, with the UID and nothing else.
-fn write_nak(
+pub(crate) fn write_nak(
     reply_header: &Header,
     unique_id: &[u8],
     reason: NakReason,
@@ -278,35 +281,52 @@ pub enum HeaderFor {
 }
 
 /// A protected reply to write.
-struct Reply<'a> {
-    unique_id: &'a [u8],
-    keys: &'a SessionKeys,
-    wanted_cookies: usize,
-    max_len: usize,
+pub(crate) struct Reply<'a> {
+    pub(crate) unique_id: &'a [u8],
+    pub(crate) algorithm: AeadAlgorithm,
+    pub(crate) wanted_cookies: usize,
+    pub(crate) max_len: usize,
+}
+
+/// Where [`Reply::lay_out`] put things in the output buffer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReplyLayout {
+    /// Cookies the reply carries.
+    pub(crate) cookies: usize,
+    /// Length of the reply.
+    pub(crate) len: usize,
+    /// Where the authenticator field starts (after the header and the UID).
+    pub(crate) auth_start: usize,
+    /// Where the first cookie field starts.
+    pub(crate) cookies_start: usize,
+    /// Bytes of each cookie field.
+    pub(crate) cookie_field_len: usize,
+    /// Bytes of plaintext under S2C (the cookie fields).
+    pub(crate) plaintext_len: usize,
+    /// The reply's nonce, also written into the buffer.
+    pub(crate) nonce: [u8; 16],
+    pub(crate) nonce_len: usize,
 }
 
 impl Reply<'_> {
     fn len_with(&self, cookies: usize) -> usize {
-        let algorithm = self.keys.algorithm();
-        let ciphertext_len = cookies * (4 + cookie_len(algorithm)) + TAG_LEN;
+        let ciphertext_len = cookies * (4 + cookie_len(self.algorithm)) + TAG_LEN;
         HEADER_LEN
             + 4
             + self.unique_id.len()
             + 4
-            + Authenticator::body_len(algorithm.nonce_len(), ciphertext_len)
+            + Authenticator::body_len(self.algorithm.nonce_len(), ciphertext_len)
     }
 
-    /// Writes the reply: the fresh cookies are sealed in place first, then
-    /// the header is asked for, written, and the whole authenticator sealed
-    /// under it.
-    fn write(
+    /// Fixes how many cookies fit, writes the authenticator's field header,
+    /// a fresh nonce and the cookie fields' headers into `out`, and says
+    /// where everything is. The cookies themselves, the NTP header and the
+    /// UID are written later.
+    pub(crate) fn lay_out(
         &self,
-        ring: &KeyRing,
-        now_unix_secs: u64,
         rng: &mut impl FnMut(&mut [u8]),
         out: &mut [u8],
-        reply_header: impl FnOnce(HeaderFor) -> Header,
-    ) -> Result<ServerAction, NtsDrop> {
+    ) -> Result<ReplyLayout, NtsDrop> {
         let mut cookies = self.wanted_cookies;
         while cookies > 1 && self.len_with(cookies) > self.max_len {
             cookies -= 1;
@@ -315,21 +335,17 @@ impl Reply<'_> {
         if len > self.max_len {
             return Err(NtsDrop::ReplyTooLarge);
         }
-        let master = ring
-            .sealing_key(now_unix_secs)
-            .ok_or(NtsDrop::NoMasterKey)?;
         let out = out.get_mut(..len).ok_or(NtsDrop::BufferTooSmall)?;
         let auth_start = HEADER_LEN + 4 + self.unique_id.len();
-        let (associated_data, field) = out.split_at_mut(auth_start);
-
-        let algorithm = self.keys.algorithm();
-        let nonce_len = algorithm.nonce_len();
-        let cookie_field_len = 4 + cookie_len(algorithm);
+        let field = out.get_mut(auth_start..).ok_or(NtsDrop::BufferTooSmall)?;
+        let nonce_len = self.algorithm.nonce_len();
+        let cookie_field_len = 4 + cookie_len(self.algorithm);
         let plaintext_len = cookies * cookie_field_len;
         let too_large = |_| NtsDrop::ReplyTooLarge;
         let field_len = u16::try_from(field.len()).map_err(too_large)?;
         let nonce_len_u16 = u16::try_from(nonce_len).map_err(too_large)?;
         let ciphertext_len = u16::try_from(plaintext_len + TAG_LEN).map_err(too_large)?;
+        let ef_len = u16::try_from(cookie_field_len).map_err(too_large)?;
         let (field_header, body) = field.split_at_mut(8);
         let mut fw = Writer::new(field_header);
         for v in [EF_AUTHENTICATOR, field_len, nonce_len_u16, ciphertext_len] {
@@ -337,41 +353,98 @@ impl Reply<'_> {
         }
         let (nonce_slot, ciphertext) = body.split_at_mut(nonce_len);
         let mut nonce = [0u8; 16];
-        let nonce = nonce.get_mut(..nonce_len).ok_or(NtsDrop::BufferTooSmall)?;
-        rng(nonce);
-        nonce_slot.copy_from_slice(nonce);
-
+        let fresh = nonce.get_mut(..nonce_len).ok_or(NtsDrop::BufferTooSmall)?;
+        rng(fresh);
+        nonce_slot.copy_from_slice(fresh);
         for slot in ciphertext
             .get_mut(..plaintext_len)
             .ok_or(NtsDrop::BufferTooSmall)?
             .chunks_exact_mut(cookie_field_len)
         {
-            let (ef_header, cookie) = slot.split_at_mut(4);
-            let mut hw = Writer::new(ef_header);
-            let ef_len = u16::try_from(cookie_field_len).map_err(too_large)?;
+            let mut hw = Writer::new(slot);
             hw.put_u16(EF_COOKIE).map_err(|_| NtsDrop::BufferTooSmall)?;
             hw.put_u16(ef_len).map_err(|_| NtsDrop::BufferTooSmall)?;
-            seal_cookie(master, self.keys, rng, cookie).map_err(|_| NtsDrop::BufferTooSmall)?;
         }
+        Ok(ReplyLayout {
+            cookies,
+            len,
+            auth_start,
+            cookies_start: auth_start + 8 + nonce_len,
+            cookie_field_len,
+            plaintext_len,
+            nonce,
+            nonce_len,
+        })
+    }
 
+    /// Writes the reply: the fresh cookies are sealed in place first, then
+    /// the header is asked for, written, and the whole authenticator sealed
+    /// under it.
+    fn write(
+        &self,
+        keys: &SessionKeys,
+        ring: &KeyRing,
+        now_unix_secs: u64,
+        rng: &mut impl FnMut(&mut [u8]),
+        out: &mut [u8],
+        reply_header: impl FnOnce(HeaderFor) -> Header,
+    ) -> Result<ServerAction, NtsDrop> {
+        let master = ring
+            .sealing_key(now_unix_secs)
+            .ok_or(NtsDrop::NoMasterKey)?;
+        let layout = self.lay_out(rng, out)?;
+        let cookie_area = out
+            .get_mut(layout.cookies_start..layout.cookies_start + layout.plaintext_len)
+            .ok_or(NtsDrop::BufferTooSmall)?;
+        for slot in cookie_area.chunks_exact_mut(layout.cookie_field_len) {
+            let cookie = slot.get_mut(4..).ok_or(NtsDrop::BufferTooSmall)?;
+            seal_cookie(master, keys, rng, cookie).map_err(|_| NtsDrop::BufferTooSmall)?;
+        }
         // Everything the transmit timestamp does not cover is done: now the
         // header, then the seal over it.
-        let mut w = Writer::new(associated_data);
-        reply_header(HeaderFor::Reply)
-            .encode(&mut w)
-            .map_err(|_| NtsDrop::BufferTooSmall)?;
-        ExtensionField {
-            field_type: EF_UNIQUE_IDENTIFIER,
-            value: self.unique_id,
-        }
-        .encode(&mut w)
-        .map_err(|_| NtsDrop::BufferTooSmall)?;
-        self.keys
-            .s2c()
-            .seal_in_place(nonce, associated_data, ciphertext, plaintext_len)
-            .map_err(|_| NtsDrop::BufferTooSmall)?;
-        Ok(ServerAction::Reply { len, cookies })
+        finish_reply(
+            &reply_header(HeaderFor::Reply),
+            self.unique_id,
+            keys.s2c(),
+            &layout,
+            out,
+        )
     }
+}
+
+/// Writes the header and the UID before the authenticator that
+/// [`Reply::lay_out`] placed, and seals the cookie fields under `s2c` with
+/// both as associated data.
+pub(crate) fn finish_reply(
+    header: &Header,
+    unique_id: &[u8],
+    s2c: &AeadKey,
+    layout: &ReplyLayout,
+    out: &mut [u8],
+) -> Result<ServerAction, NtsDrop> {
+    let out = out.get_mut(..layout.len).ok_or(NtsDrop::BufferTooSmall)?;
+    let (associated_data, field) = out.split_at_mut(layout.auth_start);
+    let mut w = Writer::new(associated_data);
+    header.encode(&mut w).map_err(|_| NtsDrop::BufferTooSmall)?;
+    ExtensionField {
+        field_type: EF_UNIQUE_IDENTIFIER,
+        value: unique_id,
+    }
+    .encode(&mut w)
+    .map_err(|_| NtsDrop::BufferTooSmall)?;
+    let ciphertext = field
+        .get_mut(8 + layout.nonce_len..)
+        .ok_or(NtsDrop::BufferTooSmall)?;
+    let nonce = layout
+        .nonce
+        .get(..layout.nonce_len)
+        .ok_or(NtsDrop::BufferTooSmall)?;
+    s2c.seal_in_place(nonce, associated_data, ciphertext, layout.plaintext_len)
+        .map_err(|_| NtsDrop::BufferTooSmall)?;
+    Ok(ServerAction::Reply {
+        len: layout.len,
+        cookies: layout.cookies,
+    })
 }
 
 #[cfg(test)]

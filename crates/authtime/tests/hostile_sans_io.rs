@@ -181,7 +181,7 @@ fn a_flood_larger_than_the_buffer_still_lets_the_genuine_stream_through() {
 type Harness = fn(&[u8]);
 
 /// The fuzz targets whose harness is a library function, with that function.
-const HARNESSES: [(&str, Harness); 23] = [
+const HARNESSES: [(&str, Harness); 24] = [
     (
         "config_parsing",
         authtime_server::fuzz_harness::config_parsing,
@@ -231,6 +231,7 @@ const HARNESSES: [(&str, Harness); 23] = [
         "nts_server_handle",
         authtime_nts::fuzz_harness::server_handle,
     ),
+    ("nts_server_batch", authtime_nts::fuzz_harness::server_batch),
     (
         "nts_client_response",
         authtime_nts::fuzz_harness::client_response,

@@ -30,4 +30,6 @@ mod sha256_x86;
 mod sha_pad_x86;
 pub(crate) mod sha_x86;
 #[cfg(target_arch = "x86_64")]
+pub(crate) mod siv_many_x86;
+#[cfg(target_arch = "x86_64")]
 pub(crate) mod siv_x86;

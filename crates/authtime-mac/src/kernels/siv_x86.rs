@@ -48,7 +48,7 @@ const CTR_WIDTH: usize = 8;
 #[derive(Clone, Zeroize, ZeroizeOnDrop)]
 pub(crate) struct SivX86 {
     /// Round keys of K1.
-    mac: [__m128i; 15],
+    pub(super) mac: [__m128i; 15],
     /// Round keys of K2.
     ctr: [__m128i; 15],
     /// The CMAC subkeys K1' and K2' (RFC 4493 section 2.3), each XORed with
@@ -56,12 +56,12 @@ pub(crate) struct SivX86 {
     sub1: __m128i,
     sub2: __m128i,
     /// CMAC(K1, 0^128), where S2V's running value starts.
-    zero_mac: __m128i,
+    pub(super) zero_mac: __m128i,
     /// CMAC(K1, ""), the value of an empty header.
-    empty_mac: __m128i,
+    pub(super) empty_mac: __m128i,
     /// 10 for AES-128 halves, 14 for AES-256 halves.
     #[zeroize(skip)]
-    nr: usize,
+    pub(super) nr: usize,
 }
 
 impl core::fmt::Debug for SivX86 {
@@ -98,10 +98,10 @@ static CTR_MASK: [u8; BLOCK] = {
 
 /// A stack buffer wiped with whole-vector volatile stores.
 #[repr(C, align(16))]
-struct Scratch<const N: usize>([u8; N]);
+pub(super) struct Scratch<const N: usize>(pub(super) [u8; N]);
 
 impl<const N: usize> Scratch<N> {
-    fn wipe(&mut self) {
+    pub(super) fn wipe(&mut self) {
         // SAFETY: `self` is a valid, aligned, writable `Scratch<N>`; a
         // volatile store of the whole value is not elided.
         unsafe { core::ptr::write_volatile(self, Scratch([0; N])) };
@@ -111,7 +111,7 @@ impl<const N: usize> Scratch<N> {
 /// Doubling in GF(2^128) of a block in S2V's big-endian order, branch-free.
 #[inline]
 #[target_feature(enable = "aes,sse4.1")]
-fn dbl_block(x: __m128i) -> __m128i {
+pub(super) fn dbl_block(x: __m128i) -> __m128i {
     let bswap = load16(&BSWAP);
     let v = _mm_shuffle_epi8(x, bswap);
     let shifted = _mm_slli_epi64::<1>(v);
@@ -126,7 +126,7 @@ fn dbl_block(x: __m128i) -> __m128i {
 /// The block of a message of fewer than 16 bytes, zero-filled.
 #[inline]
 #[target_feature(enable = "aes,sse4.1")]
-fn short_message_block(msg: &[u8]) -> __m128i {
+pub(super) fn short_message_block(msg: &[u8]) -> __m128i {
     let v = short_block(msg);
     #[allow(clippy::cast_possible_truncation, reason = "the two halves")]
     _mm_set_epi64x((v >> 64) as i64, v as i64)
@@ -144,31 +144,9 @@ impl Chain<'_> {
     }
 }
 
-/// Doubling in GF(2^128) (RFC 5297 section 2.3), without a branch on the
-/// (secret) top bit.
-fn dbl(x: u128) -> u128 {
-    (x << 1) ^ (0x87 & 0u128.wrapping_sub(x >> 127))
-}
-
-/// A block as the big-endian number S2V computes with.
-fn to_u128(v: __m128i) -> u128 {
-    let mut b = [0u8; 16];
-    store16(&mut b, v);
-    let x = u128::from_be_bytes(b);
-    b.zeroize();
-    x
-}
-
-fn from_u128(x: u128) -> __m128i {
-    let mut b = x.to_be_bytes();
-    let v = load16(&b);
-    b.zeroize();
-    v
-}
-
 /// `PAD[r]`: the CMAC padding of a last block of `r < 16` bytes (0x80 at
 /// byte `r`).
-static PAD: [[u8; BLOCK]; BLOCK] = {
+pub(super) static PAD: [[u8; BLOCK]; BLOCK] = {
     let mut t = [[0u8; BLOCK]; BLOCK];
     let mut r = 0;
     while r < BLOCK {
@@ -182,7 +160,7 @@ impl SivX86 {
     /// An empty key, to be filled by [`SivX86::fill`] where it will stay:
     /// a server expands its session keys in the frame that uses them, since
     /// moving the key costs as much as expanding it.
-    fn zeroed() -> Self {
+    pub(crate) fn zeroed() -> Self {
         // SAFETY: SSE2 is part of x86-64.
         let zero = unsafe { _mm_setzero_si128() };
         Self {
@@ -214,7 +192,7 @@ impl SivX86 {
 
     /// Expands `key` into `self`; `false` (and `self` untouched) for a wrong
     /// length or a CPU without AES-NI and SSE4.1.
-    fn fill(&mut self, key: &[u8]) -> bool {
+    pub(crate) fn fill(&mut self, key: &[u8]) -> bool {
         use std::arch::is_x86_feature_detected as has;
         if !(has!("aes") && has!("sse4.1") && matches!(key.len(), 32 | 64)) {
             return false;
@@ -226,52 +204,45 @@ impl SivX86 {
 
     #[target_feature(enable = "aes,sse4.1")]
     fn expand(&mut self, k1: &[u8], k2: &[u8]) -> bool {
-        // SAFETY: the target features are enabled on this function.
-        let Some((mac, nr)) = (unsafe { round_keys(k1) }) else {
+        let slot = core::slice::from_mut(self);
+        fill_slots(slot, &[k1], &[k2])
+    }
+
+    /// Expands `keys[i]` into `slots[i]` (at most eight, all of one length,
+    /// 32 or 64 bytes), their AES work side by side; `false` (slots
+    /// untouched) otherwise or on a CPU without AES-NI and SSE4.1.
+    pub(crate) fn fill_many(slots: &mut [Self], keys: &[&[u8]]) -> bool {
+        use std::arch::is_x86_feature_detected as has;
+        let Some(len) = keys.first().map(|k| k.len()) else {
+            return true;
+        };
+        if !(has!("aes") && has!("sse4.1") && matches!(len, 32 | 64))
+            || keys.len() > MANY
+            || slots.len() < keys.len()
+            || keys.iter().any(|k| k.len() != len)
+        {
             return false;
-        };
-        // SAFETY: as above.
-        let Some((ctr, _)) = (unsafe { round_keys(k2) }) else {
-            return false;
-        };
-        let zero = _mm_setzero_si128();
-        // RFC 4493 section 2.3: L = AES(K1, 0), K1' = dbl(L), K2' = dbl(dbl(L)).
-        let mut l = to_u128(encrypt(&mac, nr, zero));
-        let mut sub1 = dbl(l);
-        let mut sub2 = dbl(sub1);
-        self.sub1 = _mm_xor_si128(from_u128(sub1), mac[0]);
-        self.sub2 = _mm_xor_si128(from_u128(sub2), mac[0]);
-        l.zeroize();
-        sub1.zeroize();
-        sub2.zeroize();
-        self.mac = mac;
-        self.ctr = ctr;
-        self.nr = nr;
-        // One full zero block, and one empty (padded) block: side by side.
-        let mut lanes = [Chain::idle(); LANES];
-        lanes[0] = Chain {
-            msg: &[0; BLOCK],
-            blocks: 1,
-            finish: true,
-            state: zero,
-        };
-        lanes[1] = Chain {
-            msg: &[],
-            blocks: 1,
-            finish: true,
-            state: zero,
-        };
-        self.run(&mut lanes);
-        self.zero_mac = lanes[0].state;
-        self.empty_mac = lanes[1].state;
-        true
+        }
+        let mut k1 = [&[][..]; MANY];
+        let mut k2 = [&[][..]; MANY];
+        for ((a, b), key) in k1.iter_mut().zip(k2.iter_mut()).zip(keys) {
+            (*a, *b) = key.split_at(len / 2);
+        }
+        // SAFETY: AES-NI and SSE4.1 were detected just above.
+        unsafe {
+            fill_slots(
+                &mut slots[..keys.len()],
+                &k1[..keys.len()],
+                &k2[..keys.len()],
+            )
+        }
     }
 
     /// The last block of a message of `n` blocks, padded, XORed with its
     /// subkey and with `mac[0]`. `n` must be `cmac_blocks(msg.len())`.
     #[inline]
     #[target_feature(enable = "aes,sse4.1")]
-    fn last_block(&self, msg: &[u8], n: usize) -> __m128i {
+    pub(super) fn last_block(&self, msg: &[u8], n: usize) -> __m128i {
         let len = msg.len();
         if len >= BLOCK {
             // The 16 bytes that end the message hold the r = 1..=16 bytes of
@@ -318,6 +289,12 @@ impl SivX86 {
             buf.zeroize();
         }
         ok
+    }
+
+    /// Xors the keystream CTR(K2, `iv`) onto `buf` (RFC 5297 section 2.5).
+    pub(crate) fn ctr(&self, iv: &[u8; BLOCK], buf: &mut [u8]) {
+        // SAFETY: `new`/`fill` checked AES-NI and SSE4.1.
+        unsafe { self.apply_ctr(iv, buf) };
     }
 
     /// Runs the chains of `lanes` in lockstep.
@@ -415,12 +392,96 @@ impl SivX86 {
     /// Xors the keystream CTR(K2, Q) onto `buf`, Q being `iv` with the top
     /// bits of its last two 32-bit words cleared (RFC 5297 section 2.5).
     #[target_feature(enable = "aes,sse4.1")]
-    fn apply_ctr(&self, iv: &[u8; BLOCK], buf: &mut [u8]) {
+    pub(super) fn apply_ctr(&self, iv: &[u8; BLOCK], buf: &mut [u8]) {
         if self.nr == 10 {
             ctr_lanes::<10>(&self.ctr, iv, buf);
         } else {
             ctr_lanes::<14>(&self.ctr, iv, buf);
         }
+    }
+}
+
+/// Most keys [`SivX86::fill_many`] expands at once.
+pub(crate) const MANY: usize = 8;
+
+/// Expands K1 `k1[i]` and K2 `k2[i]` (all of one length) into `slots[i]`:
+/// the round keys, then L = AES(K1, 0) of all keys side by side, the CMAC
+/// subkeys, and CMAC(0^128) and CMAC("") of all keys side by side.
+#[target_feature(enable = "aes,sse4.1")]
+fn fill_slots(slots: &mut [SivX86], k1: &[&[u8]], k2: &[&[u8]]) -> bool {
+    let n = slots.len().min(k1.len()).min(k2.len()).min(MANY);
+    let mut nr = 0;
+    for ((slot, a), b) in slots.iter_mut().zip(k1).zip(k2).take(n) {
+        // SAFETY: the target features are enabled on this function.
+        let (Some((mac, r)), Some((ctr, _))) = (unsafe { round_keys(a) }, unsafe { round_keys(b) })
+        else {
+            return false;
+        };
+        slot.mac = mac;
+        slot.ctr = ctr;
+        slot.nr = r;
+        nr = r;
+    }
+    let zero = _mm_setzero_si128();
+    // L of every key.
+    let mut l = [zero; MANY];
+    for (v, slot) in l.iter_mut().zip(slots.iter()).take(n) {
+        *v = slot.mac[0];
+    }
+    let slots = &mut slots[..n];
+    lockstep_rounds(slots, &mut l, nr);
+    for (slot, v) in slots.iter_mut().zip(l) {
+        let sub1 = dbl_block(v);
+        slot.sub1 = _mm_xor_si128(sub1, slot.mac[0]);
+        slot.sub2 = _mm_xor_si128(dbl_block(sub1), slot.mac[0]);
+    }
+    l.zeroize();
+    // CMAC(0^128) = AES(K1' xor 0) and CMAC("") = AES(K2' xor pad(0)), the
+    // first round key already folded into `sub1` and `sub2`.
+    let mut zero_macs = [zero; MANY];
+    let mut empty_macs = [zero; MANY];
+    for ((z, e), slot) in zero_macs
+        .iter_mut()
+        .zip(empty_macs.iter_mut())
+        .zip(slots.iter())
+    {
+        *z = slot.sub1;
+        *e = _mm_xor_si128(slot.sub2, load16(&PAD[0]));
+    }
+    lockstep_rounds2(slots, &mut zero_macs, &mut empty_macs, nr);
+    for ((slot, z), e) in slots.iter_mut().zip(zero_macs).zip(empty_macs) {
+        slot.zero_mac = z;
+        slot.empty_mac = e;
+    }
+    true
+}
+
+/// Rounds 1 to `nr` of block `i` under `slots[i]`'s K1, all blocks side
+/// by side (each block already holds its first round key).
+#[target_feature(enable = "aes,sse4.1")]
+fn lockstep_rounds(slots: &[SivX86], blocks: &mut [__m128i; MANY], nr: usize) {
+    for r in 1..nr {
+        for (v, slot) in blocks.iter_mut().zip(slots) {
+            *v = _mm_aesenc_si128(*v, slot.mac[r]);
+        }
+    }
+    for (v, slot) in blocks.iter_mut().zip(slots) {
+        *v = _mm_aesenclast_si128(*v, slot.mac[nr]);
+    }
+}
+
+/// [`lockstep_rounds`] of two sets of blocks, side by side.
+#[target_feature(enable = "aes,sse4.1")]
+fn lockstep_rounds2(slots: &[SivX86], a: &mut [__m128i; MANY], b: &mut [__m128i; MANY], nr: usize) {
+    for r in 1..nr {
+        for ((x, y), slot) in a.iter_mut().zip(b.iter_mut()).zip(slots) {
+            *x = _mm_aesenc_si128(*x, slot.mac[r]);
+            *y = _mm_aesenc_si128(*y, slot.mac[r]);
+        }
+    }
+    for ((x, y), slot) in a.iter_mut().zip(b.iter_mut()).zip(slots) {
+        *x = _mm_aesenclast_si128(*x, slot.mac[nr]);
+        *y = _mm_aesenclast_si128(*y, slot.mac[nr]);
     }
 }
 
@@ -442,12 +503,6 @@ fn encrypt_folded(rk: &[__m128i; 15], nr: usize, s: __m128i) -> __m128i {
     } else {
         rounds::<14>(rk, s)
     }
-}
-
-/// AES of one block.
-#[target_feature(enable = "aes,sse4.1")]
-fn encrypt(rk: &[__m128i; 15], nr: usize, x: __m128i) -> __m128i {
-    encrypt_folded(rk, nr, _mm_xor_si128(x, rk[0]))
 }
 
 /// The CMAC chains of `lanes` side by side: step `j` feeds block `j` of every
