@@ -222,6 +222,9 @@ pub struct WorkerCounters {
     pub nts_answered: u64,
     /// Fresh cookies sent in NTS replies.
     pub nts_cookies_issued: u64,
+    /// NTS requests whose cookie and authentication were worked on
+    /// together with others of their receive batch.
+    pub nts_batched: u64,
     /// NTS NAKs sent, by reason.
     pub nts_naks: LabelCounts<&'static str, 8>,
     /// NTS requests dropped, by reason.
@@ -257,6 +260,7 @@ impl WorkerCounters {
         self.batches += o.batches;
         self.nts_answered += o.nts_answered;
         self.nts_cookies_issued += o.nts_cookies_issued;
+        self.nts_batched += o.nts_batched;
         self.nts_naks.merge(&o.nts_naks);
         self.nts_dropped.merge(&o.nts_dropped);
         self.ntp_time.merge(&o.ntp_time);
@@ -478,6 +482,13 @@ impl Metrics {
             "counter",
             "Fresh cookies sent in NTS replies.",
             &plain(t.nts_cookies_issued),
+        );
+        family(
+            "authtime_nts_batched_total",
+            "counter",
+            "NTS requests (replies, NAKs and drops) whose cookie and authenticator were \
+             worked on together with others of their receive batch.",
+            &plain(t.nts_batched),
         );
         const KNOWN_NAKS: [&str; 3] = ["nak_unknown_key", "nak_bad_cookie", "nak_unauthenticated"];
         let naks: Vec<_> = KNOWN_NAKS

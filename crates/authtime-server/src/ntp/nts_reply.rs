@@ -1,13 +1,15 @@
 //! NTS-protected NTP in the worker (RFC 8915 section 5): which datagrams are
 //! NTS requests, and answering one through [`NtsServer::respond_late`] with
-//! the master keys in force. The reply header (with its transmit timestamp)
+//! the master keys in force, or the requests of a receive batch together
+//! ([`NtsBatch`], then [`NtsServer::finish`] for each). The reply header (with its transmit timestamp)
 //! is built by the caller's closure, which `respond_late` calls after the
 //! cookie is opened, the request authenticated and the fresh cookies sealed,
 //! just before the reply is sealed under that header.
 
 use std::sync::Arc;
 
-use authtime_nts::{HeaderFor, NtsServer, ServerAction as NtsAction};
+use authtime_nts::{HeaderFor, MAX_BATCH, NtsServer, PreparedNts, ServerAction as NtsAction};
+use authtime_packet_io::DATAGRAM_LEN;
 use authtime_proto::ServerAction;
 use authtime_wire::Header;
 
@@ -89,13 +91,98 @@ pub(crate) struct NtsOutcome {
     pub(crate) time_reply: bool,
 }
 
+/// The NTS requests of one receive batch, prepared together in chunks of
+/// [`MAX_BATCH`] ([`NtsServer::prepare_batch`]): their cookies opened, the
+/// requests authenticated and the fresh cookies sealed, side by side. Each
+/// is then finished in turn, header last, by [`answer`].
+#[derive(Debug)]
+pub(crate) struct NtsBatch {
+    outs: Box<[[u8; DATAGRAM_LEN]; MAX_BATCH]>,
+    prepared: [PreparedNts; MAX_BATCH],
+    /// Requests of the chunk prepared last.
+    len: usize,
+    /// The chunk's preparation time per request, for the histogram.
+    share_ns: u64,
+}
+
+/// One request's part of a prepared chunk, for [`answer`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Prepared<'a> {
+    pub(crate) step: &'a PreparedNts,
+    /// The reply as far as the batch wrote it.
+    pub(crate) partial: &'a [u8],
+    /// Nanoseconds of the batch's work that go to this request.
+    pub(crate) share_ns: u64,
+}
+
+impl NtsBatch {
+    pub(crate) fn new() -> Self {
+        Self {
+            outs: Box::new([[0; DATAGRAM_LEN]; MAX_BATCH]),
+            prepared: Default::default(),
+            len: 0,
+            share_ns: 0,
+        }
+    }
+
+    /// Prepares `requests` (at most [`MAX_BATCH`]; a chunk of one is left to
+    /// [`answer`] on its own, which is cheaper).
+    pub(crate) fn prepare(
+        &mut self,
+        nts: &NtsShared,
+        requests: &[&[u8]],
+        now_unix_secs: u64,
+        random: &mut RandomPool,
+    ) {
+        self.len = requests.len().min(MAX_BATCH);
+        if self.len < 2 {
+            self.len = 0;
+            return;
+        }
+        let ring = nts.keeper.current();
+        let started = std::time::Instant::now();
+        let mut outs: [&mut [u8]; MAX_BATCH] = Default::default();
+        for (o, buf) in outs.iter_mut().zip(self.outs.iter_mut()) {
+            *o = &mut buf[..];
+        }
+        nts.server.prepare_batch(
+            &requests[..self.len],
+            &ring,
+            now_unix_secs,
+            &mut |b: &mut [u8]| random.fill(b),
+            &mut outs[..self.len],
+            &mut self.prepared[..self.len],
+        );
+        let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.share_ns = took / self.len as u64;
+    }
+
+    /// Request `i` of the chunk prepared last, if it was prepared.
+    pub(crate) fn get(&self, i: usize) -> Option<Prepared<'_>> {
+        if i >= self.len {
+            return None;
+        }
+        Some(Prepared {
+            step: self.prepared.get(i)?,
+            partial: self.outs.get(i)?,
+            share_ns: self.share_ns,
+        })
+    }
+}
+
 /// Answers one NTS request whose NTP header is `request_header`: a
 /// protected reply, an NTS NAK, or a drop, each counted. `out` must be at
 /// least as long as `request`. `reply_header` builds the reply's header at
-/// the last moment (see the module doc).
+/// the last moment (see the module doc). `prepared`: what a batch already
+/// did for it ([`NtsBatch`]); else it is answered on its own.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the request, what a batch prepared, and what is counted"
+)]
 pub(crate) fn answer(
     nts: &NtsShared,
     request: &[u8],
+    prepared: Option<Prepared<'_>>,
     now_unix_secs: u64,
     random: &mut RandomPool,
     out: &mut [u8],
@@ -106,10 +193,31 @@ pub(crate) fn answer(
     let ring = nts.keeper.current();
     let mut rng = |buf: &mut [u8]| random.fill(buf);
     let started = std::time::Instant::now();
-    let result =
-        nts.server
-            .respond_late(request, &ring, now_unix_secs, &mut rng, out, reply_header);
+    let (result, share_ns) = match prepared {
+        Some(p) => {
+            counters.nts_batched += u64::from(p.step.is_batched());
+            // The batch wrote the reply's cookies into its own buffer.
+            let n = p.partial.len().min(out.len()).min(request.len());
+            out[..n].copy_from_slice(&p.partial[..n]);
+            let r = nts.server.finish(
+                request,
+                p.step,
+                &ring,
+                now_unix_secs,
+                &mut rng,
+                out,
+                reply_header,
+            );
+            (r, p.share_ns)
+        }
+        None => (
+            nts.server
+                .respond_late(request, &ring, now_unix_secs, &mut rng, out, reply_header),
+            0,
+        ),
+    };
     let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    let took = took.saturating_add(share_ns);
     match result {
         Ok(NtsAction::Reply { len, cookies }) => {
             counters.nts_time.record(took, 1);

@@ -173,6 +173,7 @@ impl ReplyPath {
         &mut self,
         socket: &impl AsRawFd,
         nts: &NtsShared,
+        prepared: Option<nts_reply::Prepared<'_>>,
         server: &Server,
         request: &Request<'_>,
         table: Option<&SharedTimestamps>,
@@ -194,6 +195,7 @@ impl ReplyPath {
         let outcome = nts_reply::answer(
             nts,
             request.data,
+            prepared,
             now_unix_secs,
             random,
             &mut self.out[..],

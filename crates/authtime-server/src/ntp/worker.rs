@@ -11,12 +11,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use authtime_nts::MAX_BATCH;
 use authtime_packet_io::{BATCH, RecvBatch};
 use authtime_proto::{PreparedReply, RateVerdict, Server};
 use authtime_wire::NtpTimestamp;
 
 use super::key_store::{KeyStore, KeyView};
-use super::nts_reply::{NtsShared, RandomPool, is_nts_request};
+use super::nts_reply::{NtsBatch, NtsShared, RandomPool, is_nts_request};
 use super::reply::{ReplyPath, Request};
 use super::timestamps::SharedTimestamps;
 use crate::admission::access::AccessList;
@@ -66,6 +67,7 @@ pub(crate) fn run(socket: &UdpSocket, shared: &Shared, counters: &Mutex<WorkerCo
     let mut path = ReplyPath::new(shared.tx_stamps, shared.sample_every, shared.compensate);
     let mut keys = KeyView::new(&shared.keys);
     let mut random = RandomPool::new();
+    let mut nts_batch = NtsBatch::new();
     let mut clock = ClockView::new(&shared.clock);
     let mut last_error_log: Option<Instant> = None;
     let mut kernel_drops = 0u32;
@@ -87,6 +89,7 @@ pub(crate) fn run(socket: &UdpSocket, shared: &Shared, counters: &Mutex<WorkerCo
                     shared,
                     path: &mut path,
                     random: &mut random,
+                    nts_batch: &mut nts_batch,
                     counters: &mut counters,
                 };
                 worker.answer(n, &rx, &mut keys, &mut clock);
@@ -123,6 +126,7 @@ struct Worker<'a> {
     shared: &'a Shared,
     path: &'a mut ReplyPath,
     random: &'a mut RandomPool,
+    nts_batch: &'a mut NtsBatch,
     counters: &'a mut WorkerCounters,
 }
 
@@ -155,6 +159,9 @@ impl Worker<'_> {
         let mut data: [&[u8]; BATCH] = [&[]; BATCH];
         let mut batch: [(&[u8], NtpTimestamp); BATCH] = [(&[], NtpTimestamp::ZERO); BATCH];
         let mut m = 0;
+        // The NTS requests, in arrival order, prepared in chunks.
+        let mut nts_requests: [&[u8]; BATCH] = [&[]; BATCH];
+        let mut nts_count = 0;
         for i in 0..n {
             let d = rx.datagram(i);
             data[i] = d.data;
@@ -188,6 +195,8 @@ impl Worker<'_> {
                 .map_or(RateVerdict::Allow, |l| l.check(peer.ip(), now_ns));
             routes[i] = if shared.nts.is_some() && is_nts_request(d.data) {
                 if verdict == RateVerdict::Allow {
+                    nts_requests[nts_count] = d.data;
+                    nts_count += 1;
                     Route::Nts
                 } else {
                     self.counters.received += 1;
@@ -213,6 +222,7 @@ impl Worker<'_> {
         };
 
         let table = shared.timestamps.as_deref();
+        let mut nts_seen = 0;
         for (i, route) in routes.iter().enumerate().take(n) {
             let request = Request {
                 data: data[i],
@@ -247,9 +257,17 @@ impl Worker<'_> {
                 }
                 Route::Nts => {
                     if let Some(nts) = &shared.nts {
+                        let slot = nts_seen % MAX_BATCH;
+                        if slot == 0 {
+                            let chunk =
+                                &nts_requests[nts_seen..nts_count.min(nts_seen + MAX_BATCH)];
+                            self.nts_batch.prepare(nts, chunk, now_unix, self.random);
+                        }
+                        nts_seen += 1;
                         self.path.send_nts(
                             self.socket,
                             nts,
+                            self.nts_batch.get(slot),
                             &server,
                             &request,
                             table,
