@@ -51,4 +51,4 @@ pub use mac::{Mac, MacInput, new_mac};
 pub use md5_kway::{md5, md5_kway, md5_kway_with_isa, md5_parallel8};
 pub use partial::{PIECE_LEN, PartialMac, PartialSpec, detection_probability};
 pub use sealer::{NonceSealer, SealedTag, open_sealed};
-pub use tag::{MAX_TAG_LEN, Tag};
+pub use tag::{MAX_TAG_LEN, Tag, ct_bytes_eq};

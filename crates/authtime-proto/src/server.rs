@@ -13,7 +13,6 @@ use authtime_wire::{
     HEADER_LEN, Header, KissCode, LeapIndicator, Mode, NtpTimestamp, Packet, PacketWriter, Trailer,
     WireError, Writer, digest_len_on_wire,
 };
-use subtle::ConstantTimeEq;
 
 use crate::server_prepared::PreparedReply;
 use crate::{DropReason, RateVerdict, Reaction, ServerConfig, ServerStats};
@@ -374,7 +373,7 @@ pub(crate) fn verify_digest(mac: &dyn Mac, authenticated: &[u8], digest: &[u8]) 
 pub(crate) fn truncated_matches(tag: &Tag, digest: &[u8]) -> bool {
     tag.as_bytes()
         .get(..digest.len())
-        .is_some_and(|prefix| bool::from(prefix.ct_eq(digest)))
+        .is_some_and(|prefix| authtime_mac::ct_bytes_eq(prefix, digest))
 }
 
 /// The 48 bytes of `header`.

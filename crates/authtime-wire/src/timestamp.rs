@@ -122,10 +122,14 @@ impl NtpTimestamp {
     /// As [`NtpTimestamp::from_unix`], from a [`UnixTime`].
     #[must_use]
     pub fn from_unix_time(t: UnixTime) -> Self {
-        let ntp_secs = (i128::from(t.secs) + UNIX_EPOCH_IN_NTP).rem_euclid(ERA_SECONDS);
+        // The era is 2^32 seconds: the seconds within it are the low 32 bits
+        // of the two's-complement sum (the same as `rem_euclid(2^32)` in
+        // i128, without a 128-bit division on every packet).
+        #[allow(clippy::cast_possible_truncation, reason = "the era is dropped")]
+        let ntp_secs = t.secs.wrapping_add(UNIX_EPOCH_IN_NTP as i64) as u32;
         let fraction = (u64::from(t.nanos) << 32).div_ceil(NANOS_PER_SEC);
-        // ntp_secs is in 0..2^32 and fraction below 2^32 for nanos below 10^9.
-        Self::from_parts(ntp_secs as u32, fraction as u32)
+        // fraction is below 2^32 for nanos below 10^9.
+        Self::from_parts(ntp_secs, fraction as u32)
     }
 
     /// The Unix time of this timestamp in the era that puts it closest to
@@ -276,6 +280,36 @@ impl fmt::Debug for NtpShort {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The era arithmetic without a 128-bit division gives what
+    /// `rem_euclid(2^32)` in i128 gives, for any seconds.
+    #[test]
+    fn from_unix_drops_the_era_as_i128_rem_euclid_does() {
+        let check = |s: i64| {
+            let expected = (i128::from(s) + UNIX_EPOCH_IN_NTP).rem_euclid(ERA_SECONDS) as u32;
+            assert_eq!(NtpTimestamp::from_unix(s, 0).seconds(), expected, "{s}");
+        };
+        for s in [
+            0,
+            -1,
+            1,
+            i64::MIN,
+            i64::MAX,
+            -2_208_988_800,
+            2_085_978_496,
+            4_294_967_295,
+        ] {
+            check(s);
+        }
+        let mut x = 0x1234_5678_9abc_def1u64;
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            check(x as i64);
+            check((x as i64) >> 20);
+        }
+    }
 
     /// 2036-02-07T06:28:16Z, when NTP era 0 ends (RFC 5905 section 6).
     const ERA1_START_UNIX: i64 = 2_085_978_496;

@@ -27,7 +27,6 @@ use crate::clock::state::{self as clock_state, ClockState, ClockView};
 use crate::config::clock::UnsyncPolicy;
 use crate::metrics::served_time::Source;
 use crate::metrics::{StatsSink, WorkerCounters, daemon_drop, lock};
-use crate::nts::keys::unix_now;
 
 /// What every worker shares.
 #[derive(Debug)]
@@ -133,13 +132,19 @@ struct Worker<'a> {
 impl Worker<'_> {
     fn answer(&mut self, n: usize, rx: &RecvBatch, keys: &mut KeyView, clock: &mut ClockView) {
         let shared = self.shared;
-        // The clock right after the receive: the receive timestamp of
-        // datagrams without a kernel one, and the reference for their age.
-        let received_at = clock::now();
-        let now_ns = u64::try_from(shared.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        // The clock right after the receive, read once for the batch: the
+        // receive timestamp of datagrams without a kernel one, the
+        // reference for their age, and the time of the NTS keys and of the
+        // announcement.
+        let wall = clock::now_unix();
+        let received_at = NtpTimestamp::from_unix_time(wall);
+        let now_unix = u64::try_from(wall.secs).unwrap_or(0);
+        // The rate limiter's monotonic time, only when there is one.
+        let now_ns = shared.limiter.as_ref().map_or(0, |_| {
+            u64::try_from(shared.started.elapsed().as_nanos()).unwrap_or(u64::MAX)
+        });
         let keys = keys.refresh(&shared.keys);
-        let now_unix = unix_now();
-        let announcement = clock.announce(&shared.clock, clock::now_unix());
+        let announcement = clock.announce(&shared.clock, wall);
         self.counters.batches += 1;
         if !announcement.is_synchronized()
             && shared.clock.unsynchronized_policy() == UnsyncPolicy::Drop
@@ -213,12 +218,16 @@ impl Worker<'_> {
             };
         }
 
-        let started = Instant::now();
         let mut prepared = [PreparedReply::empty(); BATCH];
         server.prepare_batch(&batch[..m], keys, &mut prepared[..m]);
+        // Sorting and preparing, shared among the batch's requests (from
+        // the batch's one clock reading: no second read when it is empty).
         let prepared_ns = match m {
             0 => 0,
-            m => u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX) / m as u64,
+            m => {
+                let took = clock::now().duration_since(received_at).as_nanos();
+                u64::try_from(took).unwrap_or(0) / m as u64
+            }
         };
 
         let table = shared.timestamps.as_deref();
