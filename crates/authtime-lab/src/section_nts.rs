@@ -158,6 +158,8 @@ pub struct MeasuredStep {
     pub load: StepReport,
     /// Server CPU seconds (its processes and their children) during the step.
     pub server_cpu_s: Option<f64>,
+    /// The user-space part of `server_cpu_s` (the rest is the kernel's).
+    pub server_user_s: Option<f64>,
     /// Server-side means of the step (d_SKE, d_SNTS, d_SNTP), µs, when exported.
     pub server_mean_us: [Option<f64>; 3],
     /// The server-side histograms of the step (differences), when exported.
@@ -178,6 +180,15 @@ impl MeasuredStep {
     pub fn cpu_per_request(&self) -> Option<f64> {
         let answered = self.load.ke_ok + self.load.ntp_ok;
         self.server_cpu_s
+            .filter(|_| answered > 0)
+            .map(|c| c / answered as f64)
+    }
+
+    /// Server user-space CPU seconds per answered request.
+    #[must_use]
+    pub fn user_per_request(&self) -> Option<f64> {
+        let answered = self.load.ke_ok + self.load.ntp_ok;
+        self.server_user_s
             .filter(|_| answered > 0)
             .map(|c| c / answered as f64)
     }
@@ -289,11 +300,11 @@ fn measured_step(
 ) -> Result<MeasuredStep, String> {
     server.check_alive()?;
     settle(server);
-    let (cpu0, h0) = (server.cpu_seconds(), server_histograms(server));
+    let (cpu0, h0) = (server.cpu_split(), server_histograms(server));
     let (steal0, wall0) = (crate::cpu_time::steal_seconds(), std::time::Instant::now());
     let load = generator.step(rate, duration, keep)?;
     let (steal1, wall) = (crate::cpu_time::steal_seconds(), wall0.elapsed());
-    let (cpu1, h1) = (server.cpu_seconds(), server_histograms(server));
+    let (cpu1, h1) = (server.cpu_split(), server_histograms(server));
     server.check_alive()?;
     let mut hist: [Option<Histogram>; 3] = Default::default();
     for (i, (a, b)) in h0.iter().zip(&h1).enumerate() {
@@ -303,7 +314,8 @@ fn measured_step(
     }
     Ok(MeasuredStep {
         load,
-        server_cpu_s: cpu0.zip(cpu1).map(|(a, b)| b - a),
+        server_cpu_s: cpu0.zip(cpu1).map(|(a, b)| (b.0 + b.1) - (a.0 + a.1)),
+        server_user_s: cpu0.zip(cpu1).map(|(a, b)| b.0 - a.0),
         server_mean_us: hist.clone().map(|h| h.and_then(|h| h.mean_us())),
         server_histograms: hist,
         passed: false,
@@ -674,6 +686,7 @@ mod tests {
         let mut s = MeasuredStep {
             load,
             server_cpu_s: Some(0.5),
+            server_user_s: Some(0.1),
             server_mean_us: [None; 3],
             server_histograms: Default::default(),
             passed: false,

@@ -338,6 +338,59 @@ fn cpu_per_request(ramp: &Ramp) -> Option<f64> {
     pick(true).or_else(|| pick(false))
 }
 
+/// Median of `f` over a ramp's passing steps (all steps when none passed).
+fn ramp_median(ramp: &Ramp, f: impl Fn(&MeasuredStep) -> Option<f64>) -> Option<f64> {
+    let pick = |passing: bool| {
+        let mut v: Vec<f64> = ramp
+            .steps
+            .iter()
+            .filter(|s| !passing || s.passed)
+            .filter_map(&f)
+            .collect();
+        crate::stats::median(&mut v)
+    };
+    pick(true).or_else(|| pick(false))
+}
+
+/// Issue 27's split of an NTS-NTP exchange's server CPU: the kernel's part
+/// and user space's, and within user space authtime's own NTS work.
+fn time_split_table(runs: &[ServerRun]) -> Table {
+    let mut t = Table::new(
+        "Where the time goes, per NTS-NTP exchange (server CPU)",
+        &[
+            "server",
+            "CPU per exchange",
+            "kernel",
+            "user space",
+            "of it, NTS work (d_SNTS)",
+            "user space, the rest",
+        ],
+    );
+    for run in runs {
+        let Some(ramp) = run.ramps.iter().find(|r| r.kind == "nts-ntp") else {
+            continue;
+        };
+        let total = ramp_median(ramp, MeasuredStep::cpu_per_request);
+        let user = ramp_median(ramp, MeasuredStep::user_per_request);
+        let nts = ramp_median(ramp, |s| s.server_mean_us[1].map(|u| u / 1e6));
+        let cell = |v: Option<f64>| v.map_or("–".into(), |c| us(c * 1e6));
+        t.row(vec![
+            run.server.into(),
+            cell(total),
+            cell(total.zip(user).map(|(t, u)| t - u)),
+            cell(user),
+            cell(nts),
+            cell(user.zip(nts).map(|(u, n)| (u - n).max(0.0))),
+        ]);
+    }
+    t.note = "Server CPU time from /proc/PID/stat (utime and stime, in ticks of 10 ms, the server's processes and their children) over each step of the NTS-NTP ramp, \
+              divided by the exchanges answered; medians over the ramp's passing steps. \
+              d_SNTS is authtime's own NTS work per exchange from its metric (authtime_nts_response_seconds: cookie opened, request authenticated, cookie sealed, reply sealed, per request, including its share of a receive batch's joint work); \
+              chronyd exports no such figure. The kernel column is the UDP receive and send path and the system calls; no PMU is needed for any of these figures."
+        .into();
+    t
+}
+
 fn capacity_table(runs: &[ServerRun]) -> Table {
     let mut t = Table::new(
         "Capacity on paper, from the measured server CPU per request",
@@ -659,6 +712,7 @@ pub fn section(
         ramp_table(runs),
         knees,
         capacity_table(&first),
+        time_split_table(&first),
     ];
     Section {
         id: "nts".into(),

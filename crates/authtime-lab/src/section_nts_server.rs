@@ -91,19 +91,28 @@ impl NtsServer {
     /// (chronyd's NTS-KE helpers).
     #[must_use]
     pub fn cpu_seconds(&self) -> Option<f64> {
+        self.cpu_split().map(|(user, system)| user + system)
+    }
+
+    /// [`NtsServer::cpu_seconds`] split into user and system (kernel) time.
+    pub fn cpu_split(&self) -> Option<(f64, f64)> {
         let root = self.child.id();
-        let mut total = process_cpu(root)?;
+        let (mut user, mut system) = process_cpu_split(root)?;
         if let Ok(entries) = fs::read_dir("/proc") {
             for entry in entries.flatten() {
                 let Some(pid) = entry.file_name().to_str().and_then(|p| p.parse().ok()) else {
                     continue;
                 };
-                if pid != root && parent_of(pid) == Some(root) {
-                    total += process_cpu(pid).unwrap_or(0.0);
+                if pid != root
+                    && parent_of(pid) == Some(root)
+                    && let Some((u, s)) = process_cpu_split(pid)
+                {
+                    user += u;
+                    system += s;
                 }
             }
         }
-        Some(total)
+        Some((user, system))
     }
 }
 
@@ -130,6 +139,12 @@ fn parent_of(pid: u32) -> Option<u32> {
 
 /// User plus system CPU seconds of process `pid`.
 pub(crate) fn process_cpu(pid: u32) -> Option<f64> {
+    process_cpu_split(pid).map(|(user, system)| user + system)
+}
+
+/// User and system CPU seconds of process `pid` (`/proc/PID/stat`, in
+/// clock ticks of 1/100 s).
+pub(crate) fn process_cpu_split(pid: u32) -> Option<(f64, f64)> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &stat[stat.rfind(')')? + 2..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
@@ -137,7 +152,7 @@ pub(crate) fn process_cpu(pid: u32) -> Option<f64> {
     let stime: u64 = fields.get(12)?.parse().ok()?;
     // SAFETY: sysconf has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    (ticks > 0).then(|| (utime + stime) as f64 / ticks as f64)
+    (ticks > 0).then(|| (utime as f64 / ticks as f64, stime as f64 / ticks as f64))
 }
 
 /// Pins the calling thread to `cpu`; threads and processes it starts later inherit it.
