@@ -236,3 +236,100 @@ fn a_restarted_server_with_new_keys_naks_old_cookies_and_the_client_recovers() {
         1
     );
 }
+
+/// Whether every NAK reason of `serve` is still at zero.
+fn no_naks(serve: &Serve) -> bool {
+    ["nak_unknown_key", "nak_bad_cookie", "nak_unauthenticated"]
+        .iter()
+        .all(|r| serve.metric(&format!("authtime_nts_naks_total{{reason=\"{r}\"}}")) == 0)
+}
+
+/// The master keys `serve` holds under `aead` (`256` or `512`).
+fn keys_of(serve: &Serve, aead: u32) -> u64 {
+    serve.metric(&format!(
+        "authtime_nts_master_keys_by_aead{{aead=\"AEAD_AES_SIV_CMAC_{aead}\"}}"
+    ))
+}
+
+/// A fleet whose ring holds AES-SIV-CMAC-512 keys (what releases before
+/// 2026-11-27 made) keeps making them under `cookie-aead = "auto"`, then
+/// switches to AES-SIV-CMAC-256 when an operator sets it on one server: the
+/// ring holds both kinds for a while, every server reads it, and no cookie,
+/// old or new, gets a NAK.
+#[test]
+fn a_fleet_switches_its_cookie_aead_without_refusing_a_cookie() {
+    let dir = TempDir::new("nts-fleet-aead");
+    nts_cert(&dir, "nts", &["--ip", "127.0.0.1"]);
+    let redis_port = free_tcp_port();
+    let _redis = redis(redis_port);
+    let store = |aead: &str| {
+        format!(
+            "[keystore]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:{redis_port}?key=aead\"\n\
+             rotation-interval = 2\nold-keys = 3\npoll-interval = 0.2\ncookie-aead = \"{aead}\"\n"
+        )
+    };
+    let ntp_port = free_udp_port();
+    let ke_with = |name: &str, aead: &str| {
+        let serve = Serve::start_named(
+            &dir,
+            name,
+            &format!(
+                "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n\
+                 [nts-ke]\nlisten = [\"127.0.0.1:0\"]\ncertificate-chain = \"nts-chain.pem\"\n\
+                 private-key = \"nts-key.pem\"\nntp-server = \"127.0.0.1\"\nntp-port = {ntp_port}\n\
+                 workers = 1\n{}",
+                store(aead)
+            ),
+        );
+        assert!(serve.nts_ke.is_some(), "{}", serve.log_text());
+        serve
+    };
+    // The first server makes the ring: AES-SIV-CMAC-512 keys.
+    let old = ke_with("ke-512", "aes-siv-cmac-512");
+    let ntp = Serve::start_named(
+        &dir,
+        "ntp",
+        &format!(
+            "[ntp]\nlisten = [\"127.0.0.1:{ntp_port}\"]\nworkers = 1\n{}",
+            store("auto")
+        ),
+    );
+    assert!(
+        ntp.wait_metric("authtime_nts_master_keys", 2) >= 2,
+        "{}",
+        ntp.log_text()
+    );
+    let jar = dir.path("cookies.json").display().to_string();
+    let json = query(&dir, &old, &["--cookie-store", &jar]);
+    assert_eq!(json["address"], ntp.addr.to_string());
+    // Rotations go on under `auto`: still only AES-SIV-CMAC-512 keys.
+    std::thread::sleep(Duration::from_millis(4500));
+    assert!(keys_of(&ntp, 512) >= 3, "{}", ntp.scrape());
+    assert_eq!(keys_of(&ntp, 256), 0, "{}", ntp.scrape());
+
+    // The operator switches one server; the old one leaves.
+    drop(old);
+    let new = ke_with("ke-256", "aes-siv-cmac-256");
+    let deadline = Instant::now() + Duration::from_secs(8);
+    while keys_of(&ntp, 256) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(keys_of(&ntp, 256) > 0, "{}", ntp.scrape());
+    assert!(
+        keys_of(&ntp, 512) > 0,
+        "the old keys are kept: {}",
+        ntp.scrape()
+    );
+    // A cookie from the stored session (sealed under an AES-SIV-CMAC-512
+    // key) and one from a new session (AES-SIV-CMAC-256) both work.
+    let answered = ntp.metric("authtime_nts_answered_total");
+    query(&dir, &new, &["--cookie-store", &jar]);
+    query(&dir, &new, &[]);
+    assert_eq!(ntp.metric("authtime_nts_answered_total"), answered + 2);
+    assert!(no_naks(&ntp), "{}", ntp.scrape());
+    assert!(
+        new.log_text().contains("AEAD_AES_SIV_CMAC"),
+        "{}",
+        new.log_text()
+    );
+}
