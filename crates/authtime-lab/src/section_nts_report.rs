@@ -352,6 +352,9 @@ fn ramp_median(ramp: &Ramp, f: impl Fn(&MeasuredStep) -> Option<f64>) -> Option<
     pick(true).or_else(|| pick(false))
 }
 
+/// One tick of the kernel's per-process CPU accounting (`USER_HZ`).
+const TICK_S: f64 = 0.01;
+
 /// Issue 27's split of an NTS-NTP exchange's server CPU: the kernel's part
 /// and user space's, and within user space authtime's own NTS work.
 fn time_split_table(runs: &[ServerRun]) -> Table {
@@ -364,6 +367,7 @@ fn time_split_table(runs: &[ServerRun]) -> Table {
             "user space",
             "of it, NTS work (d_SNTS)",
             "user space, the rest",
+            "resolution",
         ],
     );
     for run in runs {
@@ -373,18 +377,29 @@ fn time_split_table(runs: &[ServerRun]) -> Table {
         let total = ramp_median(ramp, MeasuredStep::cpu_per_request);
         let user = ramp_median(ramp, MeasuredStep::user_per_request);
         let nts = ramp_median(ramp, |s| s.server_mean_us[1].map(|u| u / 1e6));
+        // One clock tick of CPU accounting, shared by a step's exchanges.
+        let tick = ramp_median(ramp, |s| {
+            let answered = s.load.ke_ok + s.load.ntp_ok;
+            (answered > 0).then(|| TICK_S / answered as f64)
+        });
         let cell = |v: Option<f64>| v.map_or("–".into(), |c| us(c * 1e6));
+        let rest = match (user, nts, tick) {
+            (Some(u), Some(n), Some(t)) if u - n < -t => "below the resolution".into(),
+            (Some(u), Some(n), _) => us((u - n).max(0.0) * 1e6),
+            _ => "–".into(),
+        };
         t.row(vec![
             run.server.into(),
             cell(total),
             cell(total.zip(user).map(|(t, u)| t - u)),
             cell(user),
             cell(nts),
-            cell(user.zip(nts).map(|(u, n)| (u - n).max(0.0))),
+            rest,
+            tick.map_or("–".into(), |t| format!("± {}", us(t * 1e6))),
         ]);
     }
     t.note = "Server CPU time from /proc/PID/stat (utime and stime, in ticks of 10 ms, the server's processes and their children) over each step of the NTS-NTP ramp, \
-              divided by the exchanges answered; medians over the ramp's passing steps. \
+              divided by the exchanges answered; medians over the ramp's passing steps. The resolution is one tick over a step's exchanges: short (`--quick`) steps give a coarse split. \
               d_SNTS is authtime's own NTS work per exchange from its metric (authtime_nts_response_seconds: cookie opened, request authenticated, cookie sealed, reply sealed, per request, including its share of a receive batch's joint work); \
               chronyd exports no such figure. The kernel column is the UDP receive and send path and the system calls; no PMU is needed for any of these figures."
         .into();
