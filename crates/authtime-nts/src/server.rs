@@ -256,6 +256,20 @@ pub(crate) fn write_nak(
     let mut header = *reply_header;
     header.stratum = 0;
     header.reference_id = ReferenceId::from(KissCode::NTSN);
+    let len = write_header_and_uid(&header, unique_id, out)?;
+    Ok(ServerAction::Nak {
+        len,
+        reason,
+    })
+}
+
+/// Writes `header` and the Unique Identifier field echoing `unique_id` at
+/// the start of `out`; returns their length.
+fn write_header_and_uid(
+    header: &Header,
+    unique_id: &[u8],
+    out: &mut [u8],
+) -> Result<usize, NtsDrop> {
     let mut w = Writer::new(out);
     header.encode(&mut w).map_err(|_| NtsDrop::BufferTooSmall)?;
     ExtensionField {
@@ -264,10 +278,7 @@ pub(crate) fn write_nak(
     }
     .encode(&mut w)
     .map_err(|_| NtsDrop::BufferTooSmall)?;
-    Ok(ServerAction::Nak {
-        len: w.len(),
-        reason,
-    })
+    Ok(w.len())
 }
 
 /// What the header that [`NtsServer::respond_late`] asks for is for.
@@ -424,14 +435,7 @@ pub(crate) fn finish_reply(
 ) -> Result<ServerAction, NtsDrop> {
     let out = out.get_mut(..layout.len).ok_or(NtsDrop::BufferTooSmall)?;
     let (associated_data, field) = out.split_at_mut(layout.auth_start);
-    let mut w = Writer::new(associated_data);
-    header.encode(&mut w).map_err(|_| NtsDrop::BufferTooSmall)?;
-    ExtensionField {
-        field_type: EF_UNIQUE_IDENTIFIER,
-        value: unique_id,
-    }
-    .encode(&mut w)
-    .map_err(|_| NtsDrop::BufferTooSmall)?;
+    write_header_and_uid(header, unique_id, associated_data)?;
     let ciphertext = field
         .get_mut(8 + layout.nonce_len..)
         .ok_or(NtsDrop::BufferTooSmall)?;
