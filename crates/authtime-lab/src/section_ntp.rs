@@ -325,19 +325,6 @@ fn start_chronyd(
     Ok((server, target))
 }
 
-/// User plus system CPU time of process `pid`, from `/proc/<pid>/stat`.
-pub(crate) fn process_cpu(pid: u32) -> Option<f64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command name (which may hold spaces) start at state (field 3).
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    (ticks > 0).then(|| (utime + stime) as f64 / ticks as f64)
-}
-
 /// One trial at one rate.
 #[derive(Debug, Clone, serde::Serialize)]
 struct Trial {
@@ -347,6 +334,8 @@ struct Trial {
     loss: f64,
     /// Server CPU seconds per 1000 requests sent.
     cpu_s_per_1000: Option<f64>,
+    /// The user-space part of it (the rest is the kernel's).
+    user_s_per_1000: Option<f64>,
     load_pinned: bool,
     report: LoadReport,
 }
@@ -428,7 +417,7 @@ fn trial(
         ..LoadOptions::new(target, rate, setup.duration)
     };
     let pid = server.pid();
-    let cpu0 = process_cpu(pid);
+    let cpu0 = crate::section_nts_server::process_cpu_split(pid);
     let (report, load_pinned) = std::thread::scope(|scope| {
         scope
             .spawn(|| {
@@ -440,7 +429,7 @@ fn trial(
             .map_err(|_| "the load generator panicked".to_owned())
     })?;
     let report = report?;
-    let cpu1 = process_cpu(pid);
+    let cpu1 = crate::section_nts_server::process_cpu_split(pid);
     server.check_alive()?;
     std::thread::sleep(setup.pause);
     let offered = report.sent + report.send_errors;
@@ -449,15 +438,18 @@ fn trial(
     } else {
         1.0 - report.received as f64 / offered as f64
     };
-    let cpu_s_per_1000 = match (cpu0, cpu1) {
-        (Some(a), Some(b)) if report.sent > 0 => Some((b - a) / report.sent as f64 * 1000.0),
+    let per_1000 = |f: fn((f64, f64)) -> f64| match (cpu0, cpu1) {
+        (Some(a), Some(b)) if report.sent > 0 => Some((f(b) - f(a)) / report.sent as f64 * 1000.0),
         _ => None,
     };
+    let cpu_s_per_1000 = per_1000(|(user, system)| user + system);
+    let user_s_per_1000 = per_1000(|(user, _)| user);
     Ok(Trial {
         rate,
         passed: loss < MAX_LOSS && !report.fell_behind && report.sent > 0,
         loss,
         cpu_s_per_1000,
+        user_s_per_1000,
         load_pinned,
         report,
     })
@@ -611,6 +603,7 @@ fn section(
             "median latency (µs)",
             "p99 latency (µs)",
             "server CPU s / 1000 req",
+            "of it, user space",
             "search stopped by",
         ],
     );
@@ -631,11 +624,13 @@ fn section(
             at.map_or("–".into(), |t| format!("{:.0}", t.report.latency.p99_us)),
             at.and_then(|t| t.cpu_s_per_1000)
                 .map_or("–".into(), |c| format!("{c:.4}")),
+            at.and_then(|t| t.user_s_per_1000)
+                .map_or("–".into(), |c| format!("{c:.4}")),
             o.ceiling(plan),
         ]);
     }
     table.note = "Loss = 1 − time replies ÷ requests offered (sent + refused by the kernel); Kiss-o'-Death and crypto-NAK replies count as lost. \
-                  CPU = user + system time of the server process (/proc/<pid>/stat) during the trial, per 1000 requests sent. \
+                  CPU = user + system time of the server process (/proc/<pid>/stat, ticks of 10 ms) during the trial, per 1000 requests sent; user space is the utime part, the rest is the kernel's (the UDP path and the system calls). \
                   ≥: the server did not fail first (the load generator fell behind, or the ramp ended), so the figure is a lower bound."
         .into();
 

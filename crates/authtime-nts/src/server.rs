@@ -257,10 +257,7 @@ pub(crate) fn write_nak(
     header.stratum = 0;
     header.reference_id = ReferenceId::from(KissCode::NTSN);
     let len = write_header_and_uid(&header, unique_id, out)?;
-    Ok(ServerAction::Nak {
-        len,
-        reason,
-    })
+    Ok(ServerAction::Nak { len, reason })
 }
 
 /// Writes `header` and the Unique Identifier field echoing `unique_id` at
