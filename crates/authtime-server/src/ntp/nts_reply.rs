@@ -8,7 +8,9 @@
 
 use std::sync::Arc;
 
-use authtime_nts::{HeaderFor, MAX_BATCH, NtsServer, PreparedNts, ServerAction as NtsAction};
+use authtime_nts::{
+    HeaderFor, KeyRing, MAX_BATCH, NtsServer, PreparedNts, ServerAction as NtsAction,
+};
 use authtime_packet_io::DATAGRAM_LEN;
 use authtime_proto::ServerAction;
 use authtime_wire::Header;
@@ -130,6 +132,7 @@ impl NtsBatch {
     pub(crate) fn prepare(
         &mut self,
         nts: &NtsShared,
+        ring: &KeyRing,
         requests: &[&[u8]],
         now_unix_secs: u64,
         random: &mut RandomPool,
@@ -139,7 +142,6 @@ impl NtsBatch {
             self.len = 0;
             return;
         }
-        let ring = nts.keeper.current();
         let started = std::time::Instant::now();
         let mut outs: [&mut [u8]; MAX_BATCH] = Default::default();
         for (o, buf) in outs.iter_mut().zip(self.outs.iter_mut()) {
@@ -147,7 +149,7 @@ impl NtsBatch {
         }
         nts.server.prepare_batch(
             &requests[..self.len],
-            &ring,
+            ring,
             now_unix_secs,
             &mut |b: &mut [u8]| random.fill(b),
             &mut outs[..self.len],
@@ -173,14 +175,16 @@ impl NtsBatch {
 /// Answers one NTS request whose NTP header is `request_header`: a
 /// protected reply, an NTS NAK, or a drop, each counted. `out` must be at
 /// least as long as `request`. `reply_header` builds the reply's header at
-/// the last moment (see the module doc). `prepared`: what a batch already
-/// did for it ([`NtsBatch`]); else it is answered on its own.
+/// the last moment (see the module doc). `ring`: the master keys in force,
+/// fetched once per receive batch. `prepared`: what a batch already did for
+/// it ([`NtsBatch`]); else it is answered on its own.
 #[expect(
     clippy::too_many_arguments,
     reason = "the request, what a batch prepared, and what is counted"
 )]
 pub(crate) fn answer(
     nts: &NtsShared,
+    ring: &KeyRing,
     request: &[u8],
     prepared: Option<Prepared<'_>>,
     now_unix_secs: u64,
@@ -190,7 +194,6 @@ pub(crate) fn answer(
     reply_header: impl FnOnce(HeaderFor) -> Header,
 ) -> NtsOutcome {
     counters.received += 1;
-    let ring = nts.keeper.current();
     let mut rng = |buf: &mut [u8]| random.fill(buf);
     let started = std::time::Instant::now();
     let (result, share_ns) = match prepared {
@@ -202,7 +205,7 @@ pub(crate) fn answer(
             let r = nts.server.finish(
                 request,
                 p.step,
-                &ring,
+                ring,
                 now_unix_secs,
                 &mut rng,
                 out,
@@ -212,7 +215,7 @@ pub(crate) fn answer(
         }
         None => (
             nts.server
-                .respond_late(request, &ring, now_unix_secs, &mut rng, out, reply_header),
+                .respond_late(request, ring, now_unix_secs, &mut rng, out, reply_header),
             0,
         ),
     };

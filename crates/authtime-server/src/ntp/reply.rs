@@ -174,6 +174,7 @@ impl ReplyPath {
         &mut self,
         socket: &impl AsRawFd,
         nts: &NtsShared,
+        ring: &authtime_nts::KeyRing,
         prepared: Option<nts_reply::Prepared<'_>>,
         server: &Server,
         request: &Request<'_>,
@@ -195,6 +196,7 @@ impl ReplyPath {
         let delay_ns = self.delay.delay_ns(at);
         let outcome = nts_reply::answer(
             nts,
+            ring,
             request.data,
             prepared,
             now_unix_secs,

@@ -232,6 +232,11 @@ impl Worker<'_> {
 
         let table = shared.timestamps.as_deref();
         let mut nts_seen = 0;
+        // The master keys in force, once for the batch's NTS requests.
+        let ring = match &shared.nts {
+            Some(nts) if nts_count > 0 => Some(nts.keeper.current()),
+            _ => None,
+        };
         for (i, route) in routes.iter().enumerate().take(n) {
             let request = Request {
                 data: data[i],
@@ -265,17 +270,19 @@ impl Worker<'_> {
                         .send_ntp(self.socket, &reply, &request, table, 0, &mut stats);
                 }
                 Route::Nts => {
-                    if let Some(nts) = &shared.nts {
+                    if let (Some(nts), Some(ring)) = (&shared.nts, &ring) {
                         let slot = nts_seen % MAX_BATCH;
                         if slot == 0 {
                             let chunk =
                                 &nts_requests[nts_seen..nts_count.min(nts_seen + MAX_BATCH)];
-                            self.nts_batch.prepare(nts, chunk, now_unix, self.random);
+                            self.nts_batch
+                                .prepare(nts, ring, chunk, now_unix, self.random);
                         }
                         nts_seen += 1;
                         self.path.send_nts(
                             self.socket,
                             nts,
+                            ring,
                             self.nts_batch.get(slot),
                             &server,
                             &request,
