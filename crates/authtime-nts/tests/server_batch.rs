@@ -2,7 +2,8 @@
 //! [`NtsServer::finish`]) against the one-at-a-time one
 //! ([`NtsServer::respond_late`]) on random batches: every AEAD, cookies under
 //! current, old and unknown master keys, tampered cookies and
-//! authenticators, placeholders, garbage, batch sizes 1 to 8. Each request
+//! authenticators, placeholders, garbage, batches of 1 to 64 requests
+//! prepared in chunks of eight as the daemon does. Each request
 //! must get the same answer both ways: a reply the client accepts with
 //! cookies that open to its session, the same NAK, or the same drop.
 
@@ -190,10 +191,11 @@ fn a_batch_answers_every_request_as_one_at_a_time_does() {
     let mut replies = 0;
     let mut naks = 0;
     let mut batched_replies = 0;
-    for round in 0..400 {
-        let size = 1 + rng.below(MAX_BATCH as u64) as usize;
+    for round in 0..200 {
+        // Up to 64 requests, prepared in chunks of MAX_BATCH as the daemon's
+        // worker does with a receive batch.
+        let size = 1 + rng.below(64) as usize;
         let cases: Vec<Case> = (0..size).map(|_| make_case(&mut rng, &ring)).collect();
-        let requests: Vec<&[u8]> = cases.iter().map(|c| c.request.as_slice()).collect();
 
         let mut one = vec![];
         for case in &cases {
@@ -209,39 +211,44 @@ fn a_batch_answers_every_request_as_one_at_a_time_does() {
             one.push(answer_of(r, &out, case, &ring));
         }
 
-        let mut bufs = vec![vec![0u8; 1280]; size];
-        let mut prepared: Vec<PreparedNts> = (0..size).map(|_| PreparedNts::default()).collect();
-        {
-            let mut outs: Vec<&mut [u8]> = bufs.iter_mut().map(Vec::as_mut_slice).collect();
-            server.prepare_batch(
-                &requests,
-                &ring,
-                NOW,
-                &mut |b: &mut [u8]| rng.fill(b),
-                &mut outs,
-                &mut prepared,
-            );
-        }
-        for (i, case) in cases.iter().enumerate() {
-            let r = server.finish(
-                &case.request,
-                &prepared[i],
-                &ring,
-                NOW,
-                &mut |b: &mut [u8]| rng.fill(b),
-                &mut bufs[i],
-                |p| reply_header(&case.request, p),
-            );
-            let batched = answer_of(r, &bufs[i], case, &ring);
-            assert_eq!(batched, one[i], "round {round}, request {i} of {size}");
-            match batched {
-                Answer::Time { .. } if prepared[i].is_batched() => {
-                    replies += 1;
-                    batched_replies += 1;
+        for (chunk_at, chunk) in cases.chunks(MAX_BATCH).enumerate() {
+            let requests: Vec<&[u8]> = chunk.iter().map(|c| c.request.as_slice()).collect();
+            let mut bufs = vec![vec![0u8; 1280]; chunk.len()];
+            let mut prepared: Vec<PreparedNts> =
+                (0..chunk.len()).map(|_| PreparedNts::default()).collect();
+            {
+                let mut outs: Vec<&mut [u8]> = bufs.iter_mut().map(Vec::as_mut_slice).collect();
+                server.prepare_batch(
+                    &requests,
+                    &ring,
+                    NOW,
+                    &mut |b: &mut [u8]| rng.fill(b),
+                    &mut outs,
+                    &mut prepared,
+                );
+            }
+            for (k, case) in chunk.iter().enumerate() {
+                let i = chunk_at * MAX_BATCH + k;
+                let r = server.finish(
+                    &case.request,
+                    &prepared[k],
+                    &ring,
+                    NOW,
+                    &mut |b: &mut [u8]| rng.fill(b),
+                    &mut bufs[k],
+                    |p| reply_header(&case.request, p),
+                );
+                let batched = answer_of(r, &bufs[k], case, &ring);
+                assert_eq!(batched, one[i], "round {round}, request {i} of {size}");
+                match batched {
+                    Answer::Time { .. } if prepared[k].is_batched() => {
+                        replies += 1;
+                        batched_replies += 1;
+                    }
+                    Answer::Time { .. } => replies += 1,
+                    Answer::Nak(..) => naks += 1,
+                    _ => {}
                 }
-                Answer::Time { .. } => replies += 1,
-                Answer::Nak(..) => naks += 1,
-                _ => {}
             }
         }
     }
