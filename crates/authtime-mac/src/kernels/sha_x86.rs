@@ -7,7 +7,8 @@
 //! time, so a packet's two compressions sit on one chain of dependent
 //! `SHA256RNDS2`. Here the padded-key states are computed once, the per-packet
 //! work is the compressions plus padding built in registers
-//! ([`super::sha_pad_x86`]), and a batch runs up to [`LANES`] packets of one
+//! ([`super::sha_pad_x86`]), and a batch runs up to [`LANES`] (SHA-1) or
+//! [`SHA256_LANES`] (SHA-2) packets of one
 //! block count through one interleaved compression ([`super::sha256_x86`],
 //! [`super::sha1_x86`]).
 //!
@@ -32,12 +33,19 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::{Isa, MacInput, Tag};
 
-/// Packets compressed side by side in a batch. `SHA256RNDS2` has a latency of 4
-/// cycles and a throughput of 1 per cycle on Zen 4, `SHA1RNDS4` 6 and 1/2, so 4
-/// independent chains keep either unit busy (mac-perf-anchors.md section 5); in
-/// practice 2 lanes already reach the shared-pipe bound above, and 4 hide the
-/// start and end of each compression.
+/// Packets compressed side by side in a batch of HMAC-SHA1 or SHA-1.
+/// `SHA256RNDS2` has a latency of 4 cycles and a throughput of 1 per cycle on
+/// Zen 4, `SHA1RNDS4` 6 and 1/2, so 4 independent chains keep either unit busy
+/// (mac-perf-anchors.md section 5); in practice 2 lanes already reach the
+/// shared-pipe bound above, and 4 hide the start and end of each compression.
 pub(crate) const LANES: usize = 4;
+
+/// Packets compressed side by side in a batch of HMAC-SHA224/256. On Zen 5
+/// (`authtime-lab bench mac`, 2026-11-27) 8 lanes beat 4 by 7-10 % from 68
+/// bytes up and tie at 48, while SHA-1 loses 10 % with 8; on Zen 5
+/// `SHA256RNDS2` issues once per 2 cycles, so a block costs 74 cycles per lane
+/// with 8 lanes (`probe_sha256_block_cost`).
+const SHA256_LANES: usize = 8;
 
 /// Inputs sorted by block count at a time, so the batch path never allocates.
 const CHUNK: usize = 128;
@@ -116,10 +124,15 @@ pub(crate) fn class(prefix_len: usize, message_len: usize) -> u64 {
     (((body as u64) << 1 | tail) << 1) | head
 }
 
-/// Calls `run` with the indices of `inputs`, in groups of 1 to [`LANES`] inputs of
-/// one [`class`]. Sorts [`CHUNK`] inputs at a time on the stack, unless they are
+/// Calls `run` with the indices of `inputs`, in groups of 1 to `lanes` (at most
+/// [`SHA256_LANES`]) inputs of one [`class`]. Sorts [`CHUNK`] inputs at a time on the stack, unless they are
 /// all of one class (one packet size), the common case.
-fn for_each_group(inputs: &[MacInput<'_>], prefix_len: usize, mut run: impl FnMut(&[usize])) {
+fn for_each_group(
+    inputs: &[MacInput<'_>],
+    prefix_len: usize,
+    lanes: usize,
+    mut run: impl FnMut(&[usize]),
+) {
     let mut order = [(0u64, 0u8); CHUNK];
     for (chunk_no, chunk) in inputs.chunks(CHUNK).enumerate() {
         let base = chunk_no * CHUNK;
@@ -136,14 +149,14 @@ fn for_each_group(inputs: &[MacInput<'_>], prefix_len: usize, mut run: impl FnMu
             let (group, next) = rest.split_at(same);
             let mut left = group;
             while !left.is_empty() {
-                // 5 = 3 + 2 keeps every lane group at two or more.
-                let take = if left.len() == LANES + 1 {
-                    LANES - 1
+                // lanes + 1 = (lanes - 1) + 2 keeps every lane group at two or more.
+                let take = if left.len() == lanes + 1 {
+                    lanes - 1
                 } else {
-                    left.len().min(LANES)
+                    left.len().min(lanes)
                 };
                 let (lanes, after) = left.split_at(take);
-                let mut idx = [0usize; LANES];
+                let mut idx = [0usize; SHA256_LANES];
                 for (slot, &(_, j)) in idx.iter_mut().zip(lanes) {
                     *slot = base + usize::from(j);
                 }
@@ -155,16 +168,12 @@ fn for_each_group(inputs: &[MacInput<'_>], prefix_len: usize, mut run: impl FnMu
     }
 }
 
-/// The first `len` bytes of `digest` as a tag, with a copy of fixed length for
-/// the lengths in use (a variable one is a call to `memcpy`).
-pub(crate) fn tag_of(digest: &[u8], len: usize) -> Tag {
-    match len {
-        16 => Tag::from_slice(&digest[..16]),
-        20 => Tag::from_slice(&digest[..20]),
-        28 => Tag::from_slice(&digest[..28]),
-        32 => Tag::from_slice(&digest[..32]),
-        _ => Tag::from_slice(&digest[..len]),
-    }
+/// The first `len` bytes of an `N`-byte digest as a tag, without a copy of
+/// variable length ([`Tag::from_digest`]).
+pub(crate) fn tag_of<const N: usize>(digest: &[u8; N], len: usize) -> Tag {
+    let mut full = [0u8; crate::tag::MAX_TAG_LEN];
+    full[..N].copy_from_slice(digest);
+    Tag::from_digest(full, len)
 }
 
 /// Runs `$call` (lanes of `$msgs`) on the messages of `idx` and stores the first
@@ -185,7 +194,11 @@ macro_rules! dispatch_lanes {
             1 => go!(1),
             2 => go!(2),
             3 => go!(3),
-            _ => go!(4),
+            4 => go!(4),
+            5 => go!(5),
+            6 => go!(6),
+            7 => go!(7),
+            _ => go!(8),
         }
     }};
 }
@@ -215,7 +228,7 @@ pub(crate) struct HmacSha256Ni {
 
 /// `key` as one block: hashed by `hash` (which writes the digest at the front of
 /// the block) when longer than a block (RFC 2104 section 2), then zero-padded.
-fn key_block(key: &[u8], hash: impl FnOnce(&[u8], &mut [u8; 64])) -> [u8; 64] {
+pub(crate) fn key_block(key: &[u8], hash: impl FnOnce(&[u8], &mut [u8; 64])) -> [u8; 64] {
     let mut block = [0u8; 64];
     if key.len() > 64 {
         hash(key, &mut block);
@@ -226,7 +239,7 @@ fn key_block(key: &[u8], hash: impl FnOnce(&[u8], &mut [u8; 64])) -> [u8; 64] {
 }
 
 /// `block` with every byte XORed with `pad` (0x36 for ipad, 0x5c for opad).
-fn xor_pad(block: &[u8; 64], pad: u8) -> [u8; 64] {
+pub(crate) fn xor_pad(block: &[u8; 64], pad: u8) -> [u8; 64] {
     block.map(|b| b ^ pad)
 }
 
@@ -261,7 +274,7 @@ impl HmacSha256Ni {
     /// `tags[i]` = the first `tag_len` bytes of the HMAC of `inputs[i]`; the
     /// slices have one length and the nonces were checked.
     pub(crate) fn mac_many(&self, inputs: &[MacInput<'_>], tags: &mut [Tag], tag_len: usize) {
-        for_each_group(inputs, 0, |idx| {
+        for_each_group(inputs, 0, SHA256_LANES, |idx| {
             dispatch_lanes!(idx, inputs, tags, tag_len, |msgs| self
                 .ni
                 .hmac_sha256(self, msgs));
@@ -313,7 +326,7 @@ impl HmacSha1Ni {
 
     /// As [`HmacSha256Ni::mac_many`].
     pub(crate) fn mac_many(&self, inputs: &[MacInput<'_>], tags: &mut [Tag], tag_len: usize) {
-        for_each_group(inputs, 0, |idx| {
+        for_each_group(inputs, 0, LANES, |idx| {
             dispatch_lanes!(idx, inputs, tags, tag_len, |msgs| self
                 .ni
                 .hmac_sha1(self, msgs));
@@ -344,7 +357,7 @@ pub(crate) fn sha1_legacy_many(ni: ShaNi, key: &[u8], inputs: &[MacInput<'_>], t
         }
         return;
     }
-    for_each_group(inputs, key.len(), |idx| {
+    for_each_group(inputs, key.len(), LANES, |idx| {
         dispatch_lanes!(idx, inputs, tags, 20, |msgs| ni.sha1_plain(key, msgs));
     });
 }
