@@ -168,9 +168,23 @@ fn for_each_group(
     }
 }
 
-/// The first `len` bytes of an `N`-byte digest as a tag, without a copy of
-/// variable length ([`Tag::from_digest`]).
-pub(crate) fn tag_of<const N: usize>(digest: &[u8; N], len: usize) -> Tag {
+/// The first `len` bytes of `digest` as a tag, with a copy of fixed length for
+/// the lengths in use (a variable one is a call to `memcpy`). The one-packet
+/// paths.
+pub(crate) fn tag_of(digest: &[u8], len: usize) -> Tag {
+    match len {
+        16 => Tag::from_slice(&digest[..16]),
+        20 => Tag::from_slice(&digest[..20]),
+        28 => Tag::from_slice(&digest[..28]),
+        32 => Tag::from_slice(&digest[..32]),
+        _ => Tag::from_slice(&digest[..len]),
+    }
+}
+
+/// The first `len` bytes of an `N`-byte digest as a tag, built in registers
+/// ([`Tag::from_digest`]): in a batch, the match of [`tag_of`] compiles to a
+/// call to `memcpy` and a store-forwarding stall per packet. The batch paths.
+pub(crate) fn lane_tag<const N: usize>(digest: &[u8; N], len: usize) -> Tag {
     let mut full = [0u8; crate::tag::MAX_TAG_LEN];
     full[..N].copy_from_slice(digest);
     Tag::from_digest(full, len)
@@ -186,7 +200,7 @@ macro_rules! dispatch_lanes {
                 let $msgs: [&[u8]; $l] = core::array::from_fn(|k| $inputs[idx[k]].message);
                 let out = $call;
                 for (k, digest) in out.iter().enumerate() {
-                    $tags[idx[k]] = tag_of(digest, $tag_len);
+                    $tags[idx[k]] = lane_tag(digest, $tag_len);
                 }
             }};
         }
@@ -353,7 +367,7 @@ pub(crate) fn sha1_legacy(ni: ShaNi, key: &[u8], message: &[u8]) -> [u8; 20] {
 pub(crate) fn sha1_legacy_many(ni: ShaNi, key: &[u8], inputs: &[MacInput<'_>], tags: &mut [Tag]) {
     if key.len() >= 64 {
         for (input, tag) in inputs.iter().zip(tags.iter_mut()) {
-            *tag = tag_of(&sha1_concat_portable(key, input.message), 20);
+            *tag = lane_tag(&sha1_concat_portable(key, input.message), 20);
         }
         return;
     }
