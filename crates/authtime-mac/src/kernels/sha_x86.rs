@@ -8,9 +8,8 @@
 //! `SHA256RNDS2`. Here the padded-key states are computed once, the per-packet
 //! work is the compressions plus padding built in registers
 //! ([`super::sha_pad_x86`]), and a batch runs up to [`LANES`] (SHA-1) or
-//! [`SHA256_LANES`] (SHA-2) packets of one
-//! block count through one interleaved compression ([`super::sha256_x86`],
-//! [`super::sha1_x86`]).
+//! [`SHA256_LANES`] (SHA-2) packets of one block count through one interleaved
+//! compression ([`super::sha256_x86`], [`super::sha1_x86`]).
 //!
 //! What bounds the batch path on Zen 4 (measured with the `probe_*` tests of the
 //! kernels, 2.87 GHz core clock): a SHA-256 block costs 129 cycles in one lane
@@ -21,6 +20,16 @@
 //! they share the vector pipes. A 48-byte HMAC is two blocks, so about 136 cycles
 //! per packet is the floor of this instruction mix. SHA-1 costs 121 cycles per
 //! block in one lane and 52 per lane with 4.
+//!
+//! On Zen 5 (EPYC, family 0x1a, 4.3 GHz; `probe_sha256_block_cost` on
+//! 2026-11-27) the round instruction itself is the bound: `SHA256RNDS2` issues
+//! once per 2 cycles or a little more (a loop of rounds alone runs at 67-74
+//! cycles per block per lane with 8 lanes, the message schedule alone at 30),
+//! and a block costs 130 cycles in one lane, 79 per lane with 4 and 74 with 8.
+//! A 48-byte HMAC's two blocks therefore cost at least about 128-148 cycles
+//! here; the batch path measures 175 (`authtime-lab bench mac --size 48`), 3.7x
+//! OpenSSL's EVP. The AVX-512 lanes of [`super::sha256_wide`] do the same work
+//! in 111 cycles on this CPU, but are chosen only where SHA-NI is absent.
 //!
 //! This file holds what both hashes share (the run-time proof that the CPU has the
 //! extensions, framing, grouping a batch by block count) and the safe entry
