@@ -31,6 +31,10 @@ const CHUNK: usize = 128;
 /// caller's one-packet path (16 lanes for one message cost more than it).
 const MIN_LANES: usize = 2;
 
+/// Messages from this length on take the one-packet path: the kernel's bit
+/// length of ipad block and message is one 32-bit word.
+const LONGEST: usize = (1 << 29) - 64;
+
 /// Proof that the CPU has `avx512f` and `avx512bw`.
 #[derive(Clone, Copy)]
 pub(crate) struct Avx512(Proof);
@@ -145,19 +149,24 @@ impl HmacSha256X16 {
     }
 
     /// The digests of the `n` messages `msg(0)..msg(n - 1)` of one class, 1 to
-    /// [`LANES`] of them; idle lanes repeat the first message and their
-    /// digests are dropped by the caller.
+    /// [`LANES`] of them, truncated to the tag length where `one` computed
+    /// them; idle lanes repeat the first message and their digests are dropped
+    /// by the caller.
     fn lanes<'a>(
         &self,
         n: usize,
         msg: impl Fn(usize) -> &'a [u8],
         one: &mut impl FnMut(&[u8]) -> Tag,
     ) -> [[u8; 32]; LANES] {
-        if n < MIN_LANES {
-            let mut digest = [0u8; 32];
-            let tag = one(msg(0));
-            digest[..tag.len()].copy_from_slice(tag.as_bytes());
-            return [digest; LANES];
+        // The kernel's bit lengths are 32-bit: messages of 2^29 - 64 bytes or
+        // more (none in NTP) take the one-packet path.
+        if n < MIN_LANES || (0..n).any(|l| msg(l).len() >= LONGEST) {
+            let mut digests = [[0u8; 32]; LANES];
+            for (l, digest) in digests.iter_mut().enumerate().take(n) {
+                let tag = one(msg(l));
+                digest[..tag.len()].copy_from_slice(tag.as_bytes());
+            }
+            return digests;
         }
         let msgs: [&[u8]; LANES] = core::array::from_fn(|l| msg(if l < n { l } else { 0 }));
         self.avx.hmac_sha256(self, &msgs)

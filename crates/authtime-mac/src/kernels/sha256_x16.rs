@@ -192,8 +192,8 @@ fn block_row(msg: &[u8], b: usize) -> __m512i {
 /// of blocks, length word in the same block): the inner hash continues from
 /// the state `inner` (A..H) over each message, the outer one compresses the
 /// inner digest from `outer`. Returns the digests (SHA-224 uses 28 bytes).
-/// Messages of different classes give wrong digests but read nothing outside
-/// their slices.
+/// Messages of different classes, or of 2^29 - 64 bytes or more, give wrong
+/// digests but read nothing outside their slices.
 #[target_feature(enable = "avx512f,avx512bw")]
 pub(super) fn hmac_lanes(
     inner: &[u32; 8],
@@ -205,12 +205,11 @@ pub(super) fn hmac_lanes(
     // 0x80 and the 64-bit bit length take 9 bytes after the message.
     let blocks = (len + 9).div_ceil(64);
     let mut state = inner.map(|x| splat(x));
-    // The bit length of ipad block + message, high and low words.
-    let mut lengths = [[0u32; LANES]; 2];
-    for (l, msg) in msgs.iter().enumerate() {
-        let bits = (64 + msg.len() as u64).wrapping_mul(8);
-        lengths[0][l] = (bits >> 32) as u32;
-        lengths[1][l] = bits as u32;
+    let mut lengths = [0u32; LANES];
+    for (bits, msg) in lengths.iter_mut().zip(msgs) {
+        // The caller sends messages below 2^29 - 64 bytes only, so the high
+        // word of the bit length is zero.
+        *bits = ((64 + msg.len()) * 8) as u32;
     }
     for b in 0..blocks {
         let mut rows = [_mm512_setzero_si512(); LANES];
@@ -219,11 +218,9 @@ pub(super) fn hmac_lanes(
         }
         let mut w = transpose(&rows);
         if b + 1 == blocks {
-            for (w, words) in w[14..].iter_mut().zip(&lengths) {
-                // SAFETY: `words` is 64 readable bytes; `loadu` takes any alignment.
-                let words = unsafe { _mm512_loadu_si512(words.as_ptr().cast()) };
-                *w = _mm512_or_si512(*w, words);
-            }
+            // SAFETY: `lengths` is 64 readable bytes; `loadu` takes any alignment.
+            let bits = unsafe { _mm512_loadu_si512(lengths.as_ptr().cast()) };
+            w[15] = _mm512_or_si512(w[15], bits);
         }
         compress::<0>(&mut state, w);
     }
