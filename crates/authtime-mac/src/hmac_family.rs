@@ -4,7 +4,9 @@
 //! setup, so a 48-byte packet costs two compressions. With the SHA extensions
 //! the SHA-1 and SHA-2 variants run on the kernels of
 //! [`crate::kernels::sha_x86`] (one packet, or up to four side by side in
-//! [`Mac::compute_many`]); otherwise each message clones a RustCrypto `Hmac`.
+//! [`Mac::compute_many`]); otherwise each message clones a RustCrypto `Hmac`,
+//! except that batches of HMAC-SHA224/256 run 16 packets side by side in
+//! AVX-512 registers where the CPU has AVX-512 ([`crate::kernels::sha256_wide`]).
 
 use core::fmt;
 
@@ -14,6 +16,7 @@ use sha2::{Sha224, Sha256};
 
 use crate::kernels::md5_lanes::HmacMd5;
 use crate::kernels::sha_x86::{HmacSha1Ni, HmacSha256Ni, Sha2Variant, ShaNi, tag_of};
+use crate::kernels::sha256_wide::{Avx512, HmacSha256X16};
 use crate::{Algorithm, Isa, Mac, MacError, MacInput, Tag, mac::check_nonce};
 
 /// The keyed state of one HMAC, by hash and kernel. The SHA-NI states zeroize
@@ -33,6 +36,8 @@ enum Keyed {
 pub(crate) struct HmacMac {
     algorithm: Algorithm,
     keyed: Keyed,
+    /// The batch kernel of HMAC-SHA224/256 without SHA-NI, with AVX-512.
+    wide: Option<HmacSha256X16>,
 }
 
 // HMAC accepts keys of any length (RFC 2104 section 2), so `new_from_slice` cannot fail.
@@ -58,7 +63,19 @@ impl HmacMac {
             (_, Some(ni)) => Keyed::Sha2Ni(HmacSha256Ni::new(ni, Sha2Variant::Sha256, key)),
             (_, None) => Keyed::Sha256(keyed(key)),
         };
-        Self { algorithm, keyed }
+        let variant = match &keyed {
+            Keyed::Sha224(_) => Some(Sha2Variant::Sha224),
+            Keyed::Sha256(_) => Some(Sha2Variant::Sha256),
+            _ => None,
+        };
+        let wide = variant
+            .zip(Avx512::new(isa))
+            .map(|(variant, avx)| HmacSha256X16::new(avx, variant, key));
+        Self {
+            algorithm,
+            keyed,
+            wide,
+        }
     }
 }
 
@@ -106,6 +123,13 @@ impl Mac for HmacMac {
             Keyed::Sha1Ni(k) => k.mac_many(inputs, tags, self.tag_len()),
             Keyed::Sha2Ni(k) => k.mac_many(inputs, tags, self.tag_len()),
             Keyed::Md5(m) => m.compute_many(self.name(), inputs, tags)?,
+            Keyed::Sha224(_) | Keyed::Sha256(_) if self.wide.is_some() => {
+                if let Some(wide) = &self.wide {
+                    wide.mac_many(inputs, tags, self.tag_len(), |message| {
+                        self.compute(&[], message).unwrap_or(Tag::EMPTY)
+                    });
+                }
+            }
             Keyed::Sha1(_) | Keyed::Sha224(_) | Keyed::Sha256(_) => {
                 for (input, tag) in inputs.iter().zip(tags.iter_mut()) {
                     *tag = self.compute(input.nonce, input.message)?;
@@ -266,6 +290,91 @@ mod tests {
         }
     }
 
+    /// Message lengths of a random batch: mostly one length (as a server's
+    /// batch), sometimes mixed, from the block boundaries of SHA-256 padding
+    /// and random sizes up to 1500.
+    fn random_batch(rng: &mut SplitMix, size: usize) -> Vec<Vec<u8>> {
+        const EDGES: [usize; 12] = [0, 1, 48, 55, 56, 63, 64, 68, 119, 120, 228, 1024];
+        let pick = |rng: &mut SplitMix| {
+            if rng.below(2) == 0 {
+                EDGES[rng.below(EDGES.len())]
+            } else {
+                rng.below(1501)
+            }
+        };
+        let uniform = rng.below(3) != 0;
+        let first = pick(rng);
+        (0..size)
+            .map(|_| {
+                let len = if uniform { first } else { pick(rng) };
+                rng.bytes(len)
+            })
+            .collect()
+    }
+
+    /// HMAC-SHA224/256 batches of 1 to 64 random packets under random keys
+    /// (some longer than a block) through the kernels `isa` selects, against
+    /// the one-packet path and the `hmac` crate.
+    fn sha2_batches_match(isa: Isa, seed: u64) {
+        let mut rng = SplitMix(seed);
+        for algorithm in &SHA_HMACS[1..] {
+            for size in 1..=64 {
+                let key_len = [1, 32, 64, 65, 100, 200][rng.below(6)] + rng.below(3);
+                let key = rng.bytes(key_len);
+                let mac = HmacMac::new(*algorithm, &key, isa);
+                let msgs = random_batch(&mut rng, size);
+                check_batch(&mac, &key, &msgs);
+                for msg in &msgs {
+                    assert_eq!(
+                        mac.compute(&[], msg).expect("tag").as_bytes(),
+                        reference(*algorithm, &key, msg).as_slice()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn avx512_lanes_match_hmac_crate() {
+        let isa = Isa {
+            sha: false,
+            ..Isa::detect()
+        };
+        if Avx512::new(isa).is_none() {
+            eprintln!("avx512_lanes_match_hmac_crate: skipped, this CPU has no AVX-512");
+            return;
+        }
+        assert!(
+            HmacMac::new(Algorithm::HmacSha256, b"k", isa)
+                .wide
+                .is_some()
+        );
+        sha2_batches_match(isa, 4);
+        // Every length 0..=200 and beyond, sixteen at a time so that each
+        // fills the lanes of one call, and all mixed in one batch.
+        let mut rng = SplitMix(5);
+        for algorithm in &SHA_HMACS[1..] {
+            let key_len = 1 + rng.below(150);
+            let key = rng.bytes(key_len);
+            let mac = HmacMac::new(*algorithm, &key, isa);
+            let sixteens: Vec<Vec<u8>> = message_lengths()
+                .flat_map(|len| (0..16).map(move |_| len))
+                .map(|len| rng.bytes(len))
+                .collect();
+            check_batch(&mac, &key, &sixteens);
+            let every: Vec<Vec<u8>> = message_lengths().map(|len| rng.bytes(len)).collect();
+            check_batch(&mac, &key, &every);
+        }
+    }
+
+    #[test]
+    fn random_batches_match_on_every_path() {
+        sha2_batches_match(Isa::PORTABLE, 6);
+        if sha_ni_or_skip("random_batches_match_on_every_path (SHA-NI part)").is_some() {
+            sha2_batches_match(Isa::detect(), 7);
+        }
+    }
+
     // RFC 4231 section 4.3 (test case 2) and RFC 2202 section 3 (test case 2, SHA-1):
     // key "Jefe", data "what do ya want for nothing?", through every path.
     #[test]
@@ -297,6 +406,13 @@ mod tests {
         if sha_ni_or_skip("rfc4231_case_2_every_path (SHA-NI part)").is_some() {
             isas.push(Isa::detect());
         }
+        let no_sha = Isa {
+            sha: false,
+            ..Isa::detect()
+        };
+        if Avx512::new(no_sha).is_some() {
+            isas.push(no_sha);
+        }
         for isa in isas {
             for (algorithm, tag) in want {
                 let mac = algorithm.new_mac_with_isa(b"Jefe", isa).expect("key");
@@ -304,7 +420,7 @@ mod tests {
                     hex::encode(mac.compute(&[], data).expect("tag").as_bytes()),
                     tag
                 );
-                for size in [1, 3, 4, 9] {
+                for size in [1, 3, 4, 9, 16, 17, 33] {
                     let inputs = vec![MacInput::message(data); size];
                     let mut tags = vec![Tag::EMPTY; size];
                     mac.compute_many(&inputs, &mut tags).expect("batch");

@@ -24,6 +24,9 @@ pub(crate) mod poly1305_avx2;
 pub(crate) mod poly1305_scalar;
 #[cfg(target_arch = "x86_64")]
 mod sha1_x86;
+pub(crate) mod sha256_wide;
+#[cfg(target_arch = "x86_64")]
+mod sha256_x16;
 #[cfg(target_arch = "x86_64")]
 mod sha256_x86;
 #[cfg(target_arch = "x86_64")]

@@ -7,9 +7,9 @@
 //! time, so a packet's two compressions sit on one chain of dependent
 //! `SHA256RNDS2`. Here the padded-key states are computed once, the per-packet
 //! work is the compressions plus padding built in registers
-//! ([`super::sha_pad_x86`]), and a batch runs up to [`LANES`] packets of one
-//! block count through one interleaved compression ([`super::sha256_x86`],
-//! [`super::sha1_x86`]).
+//! ([`super::sha_pad_x86`]), and a batch runs up to [`LANES`] (SHA-1) or
+//! [`SHA256_LANES`] (SHA-2) packets of one block count through one interleaved
+//! compression ([`super::sha256_x86`], [`super::sha1_x86`]).
 //!
 //! What bounds the batch path on Zen 4 (measured with the `probe_*` tests of the
 //! kernels, 2.87 GHz core clock): a SHA-256 block costs 129 cycles in one lane
@@ -20,6 +20,16 @@
 //! they share the vector pipes. A 48-byte HMAC is two blocks, so about 136 cycles
 //! per packet is the floor of this instruction mix. SHA-1 costs 121 cycles per
 //! block in one lane and 52 per lane with 4.
+//!
+//! On Zen 5 (EPYC, family 0x1a, 4.3 GHz; `probe_sha256_block_cost` on
+//! 2026-11-27) the round instruction itself is the bound: `SHA256RNDS2` issues
+//! once per 2 cycles or a little more (a loop of rounds alone runs at 67-74
+//! cycles per block per lane with 8 lanes, the message schedule alone at 30),
+//! and a block costs 130 cycles in one lane, 79 per lane with 4 and 74 with 8.
+//! A 48-byte HMAC's two blocks therefore cost at least about 128-148 cycles
+//! here; the batch path measures 175 (`authtime-lab bench mac --size 48`), 3.7x
+//! OpenSSL's EVP. The AVX-512 lanes of [`super::sha256_wide`] do the same work
+//! in 111 cycles on this CPU, but are chosen only where SHA-NI is absent.
 //!
 //! This file holds what both hashes share (the run-time proof that the CPU has the
 //! extensions, framing, grouping a batch by block count) and the safe entry
@@ -32,12 +42,19 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::{Isa, MacInput, Tag};
 
-/// Packets compressed side by side in a batch. `SHA256RNDS2` has a latency of 4
-/// cycles and a throughput of 1 per cycle on Zen 4, `SHA1RNDS4` 6 and 1/2, so 4
-/// independent chains keep either unit busy (mac-perf-anchors.md section 5); in
-/// practice 2 lanes already reach the shared-pipe bound above, and 4 hide the
-/// start and end of each compression.
+/// Packets compressed side by side in a batch of HMAC-SHA1 or SHA-1.
+/// `SHA256RNDS2` has a latency of 4 cycles and a throughput of 1 per cycle on
+/// Zen 4, `SHA1RNDS4` 6 and 1/2, so 4 independent chains keep either unit busy
+/// (mac-perf-anchors.md section 5); in practice 2 lanes already reach the
+/// shared-pipe bound above, and 4 hide the start and end of each compression.
 pub(crate) const LANES: usize = 4;
+
+/// Packets compressed side by side in a batch of HMAC-SHA224/256. On Zen 5
+/// (`authtime-lab bench mac`, 2026-11-27) 8 lanes beat 4 by 7-10 % from 68
+/// bytes up and tie at 48, while SHA-1 loses 10 % with 8; on Zen 5
+/// `SHA256RNDS2` issues once per 2 cycles, so a block costs 74 cycles per lane
+/// with 8 lanes (`probe_sha256_block_cost`).
+const SHA256_LANES: usize = 8;
 
 /// Inputs sorted by block count at a time, so the batch path never allocates.
 const CHUNK: usize = 128;
@@ -116,10 +133,15 @@ pub(crate) fn class(prefix_len: usize, message_len: usize) -> u64 {
     (((body as u64) << 1 | tail) << 1) | head
 }
 
-/// Calls `run` with the indices of `inputs`, in groups of 1 to [`LANES`] inputs of
-/// one [`class`]. Sorts [`CHUNK`] inputs at a time on the stack, unless they are
+/// Calls `run` with the indices of `inputs`, in groups of 1 to `lanes` (at most
+/// [`SHA256_LANES`]) inputs of one [`class`]. Sorts [`CHUNK`] inputs at a time on the stack, unless they are
 /// all of one class (one packet size), the common case.
-fn for_each_group(inputs: &[MacInput<'_>], prefix_len: usize, mut run: impl FnMut(&[usize])) {
+fn for_each_group(
+    inputs: &[MacInput<'_>],
+    prefix_len: usize,
+    lanes: usize,
+    mut run: impl FnMut(&[usize]),
+) {
     let mut order = [(0u64, 0u8); CHUNK];
     for (chunk_no, chunk) in inputs.chunks(CHUNK).enumerate() {
         let base = chunk_no * CHUNK;
@@ -136,14 +158,14 @@ fn for_each_group(inputs: &[MacInput<'_>], prefix_len: usize, mut run: impl FnMu
             let (group, next) = rest.split_at(same);
             let mut left = group;
             while !left.is_empty() {
-                // 5 = 3 + 2 keeps every lane group at two or more.
-                let take = if left.len() == LANES + 1 {
-                    LANES - 1
+                // lanes + 1 = (lanes - 1) + 2 keeps every lane group at two or more.
+                let take = if left.len() == lanes + 1 {
+                    lanes - 1
                 } else {
-                    left.len().min(LANES)
+                    left.len().min(lanes)
                 };
                 let (lanes, after) = left.split_at(take);
-                let mut idx = [0usize; LANES];
+                let mut idx = [0usize; SHA256_LANES];
                 for (slot, &(_, j)) in idx.iter_mut().zip(lanes) {
                     *slot = base + usize::from(j);
                 }
@@ -156,7 +178,8 @@ fn for_each_group(inputs: &[MacInput<'_>], prefix_len: usize, mut run: impl FnMu
 }
 
 /// The first `len` bytes of `digest` as a tag, with a copy of fixed length for
-/// the lengths in use (a variable one is a call to `memcpy`).
+/// the lengths in use (a variable one is a call to `memcpy`). The one-packet
+/// paths.
 pub(crate) fn tag_of(digest: &[u8], len: usize) -> Tag {
     match len {
         16 => Tag::from_slice(&digest[..16]),
@@ -165,6 +188,15 @@ pub(crate) fn tag_of(digest: &[u8], len: usize) -> Tag {
         32 => Tag::from_slice(&digest[..32]),
         _ => Tag::from_slice(&digest[..len]),
     }
+}
+
+/// The first `len` bytes of an `N`-byte digest as a tag, built in registers
+/// ([`Tag::from_digest`]): in a batch, the match of [`tag_of`] compiles to a
+/// call to `memcpy` and a store-forwarding stall per packet. The batch paths.
+pub(crate) fn lane_tag<const N: usize>(digest: &[u8; N], len: usize) -> Tag {
+    let mut full = [0u8; crate::tag::MAX_TAG_LEN];
+    full[..N].copy_from_slice(digest);
+    Tag::from_digest(full, len)
 }
 
 /// Runs `$call` (lanes of `$msgs`) on the messages of `idx` and stores the first
@@ -177,7 +209,7 @@ macro_rules! dispatch_lanes {
                 let $msgs: [&[u8]; $l] = core::array::from_fn(|k| $inputs[idx[k]].message);
                 let out = $call;
                 for (k, digest) in out.iter().enumerate() {
-                    $tags[idx[k]] = tag_of(digest, $tag_len);
+                    $tags[idx[k]] = lane_tag(digest, $tag_len);
                 }
             }};
         }
@@ -185,7 +217,11 @@ macro_rules! dispatch_lanes {
             1 => go!(1),
             2 => go!(2),
             3 => go!(3),
-            _ => go!(4),
+            4 => go!(4),
+            5 => go!(5),
+            6 => go!(6),
+            7 => go!(7),
+            _ => go!(8),
         }
     }};
 }
@@ -215,7 +251,7 @@ pub(crate) struct HmacSha256Ni {
 
 /// `key` as one block: hashed by `hash` (which writes the digest at the front of
 /// the block) when longer than a block (RFC 2104 section 2), then zero-padded.
-fn key_block(key: &[u8], hash: impl FnOnce(&[u8], &mut [u8; 64])) -> [u8; 64] {
+pub(crate) fn key_block(key: &[u8], hash: impl FnOnce(&[u8], &mut [u8; 64])) -> [u8; 64] {
     let mut block = [0u8; 64];
     if key.len() > 64 {
         hash(key, &mut block);
@@ -226,7 +262,7 @@ fn key_block(key: &[u8], hash: impl FnOnce(&[u8], &mut [u8; 64])) -> [u8; 64] {
 }
 
 /// `block` with every byte XORed with `pad` (0x36 for ipad, 0x5c for opad).
-fn xor_pad(block: &[u8; 64], pad: u8) -> [u8; 64] {
+pub(crate) fn xor_pad(block: &[u8; 64], pad: u8) -> [u8; 64] {
     block.map(|b| b ^ pad)
 }
 
@@ -261,7 +297,7 @@ impl HmacSha256Ni {
     /// `tags[i]` = the first `tag_len` bytes of the HMAC of `inputs[i]`; the
     /// slices have one length and the nonces were checked.
     pub(crate) fn mac_many(&self, inputs: &[MacInput<'_>], tags: &mut [Tag], tag_len: usize) {
-        for_each_group(inputs, 0, |idx| {
+        for_each_group(inputs, 0, SHA256_LANES, |idx| {
             dispatch_lanes!(idx, inputs, tags, tag_len, |msgs| self
                 .ni
                 .hmac_sha256(self, msgs));
@@ -313,7 +349,7 @@ impl HmacSha1Ni {
 
     /// As [`HmacSha256Ni::mac_many`].
     pub(crate) fn mac_many(&self, inputs: &[MacInput<'_>], tags: &mut [Tag], tag_len: usize) {
-        for_each_group(inputs, 0, |idx| {
+        for_each_group(inputs, 0, LANES, |idx| {
             dispatch_lanes!(idx, inputs, tags, tag_len, |msgs| self
                 .ni
                 .hmac_sha1(self, msgs));
@@ -340,11 +376,11 @@ pub(crate) fn sha1_legacy(ni: ShaNi, key: &[u8], message: &[u8]) -> [u8; 20] {
 pub(crate) fn sha1_legacy_many(ni: ShaNi, key: &[u8], inputs: &[MacInput<'_>], tags: &mut [Tag]) {
     if key.len() >= 64 {
         for (input, tag) in inputs.iter().zip(tags.iter_mut()) {
-            *tag = tag_of(&sha1_concat_portable(key, input.message), 20);
+            *tag = lane_tag(&sha1_concat_portable(key, input.message), 20);
         }
         return;
     }
-    for_each_group(inputs, key.len(), |idx| {
+    for_each_group(inputs, key.len(), LANES, |idx| {
         dispatch_lanes!(idx, inputs, tags, 20, |msgs| ni.sha1_plain(key, msgs));
     });
 }
