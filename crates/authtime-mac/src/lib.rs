@@ -35,6 +35,7 @@ mod md5_kway;
 mod partial;
 mod poly1305_chacha;
 mod sealer;
+mod sha512_many;
 mod siphash;
 mod tag;
 
@@ -46,4 +47,5 @@ pub use mac::{Mac, MacInput, new_mac};
 pub use md5_kway::{md5, md5_kway, md5_kway_with_isa, md5_parallel8};
 pub use partial::{PIECE_LEN, PartialMac, PartialSpec, detection_probability};
 pub use sealer::{NonceSealer, SealedTag, open_sealed};
+pub use sha512_many::{sha512_many, sha512_many_with_isa};
 pub use tag::{MAX_TAG_LEN, Tag};

@@ -26,6 +26,7 @@ pub(crate) mod poly1305_scalar;
 mod sha1_x86;
 #[cfg(target_arch = "x86_64")]
 mod sha256_x86;
+pub(crate) mod sha512_lanes;
 #[cfg(target_arch = "x86_64")]
 mod sha_pad_x86;
 pub(crate) mod sha_x86;
