@@ -41,14 +41,7 @@ pub fn leaf_hash(request_packet: &[u8]) -> Hash {
 pub fn leaf_hashes(request_packets: &[&[u8]]) -> Vec<Hash> {
     let mut digests = vec![[0u8; 64]; request_packets.len()];
     sha512_many(&[0x00], request_packets, &mut digests);
-    digests
-        .iter()
-        .map(|d| {
-            let mut out = [0u8; 32];
-            out.copy_from_slice(&d[..32]);
-            out
-        })
-        .collect()
+    digests.iter().map(first_32).collect()
 }
 
 /// H(0x01 || left || right).
@@ -58,6 +51,33 @@ pub fn node_hash(left: &Hash, right: &Hash) -> Hash {
     h.update(left);
     h.update(right);
     truncated(h)
+}
+
+/// The level above `level`: [`node_hash`] of each pair (the last node
+/// paired with zeros when the count is odd), a level's nodes hashed
+/// together in SIMD lanes like the leaves.
+fn parents(level: &[Hash]) -> Vec<Hash> {
+    let pairs: Vec<[u8; 64]> = level
+        .chunks(2)
+        .map(|pair| {
+            let mut both = [0u8; 64];
+            both[..32].copy_from_slice(&pair[0]);
+            if let Some(right) = pair.get(1) {
+                both[32..].copy_from_slice(right);
+            }
+            both
+        })
+        .collect();
+    let messages: Vec<&[u8]> = pairs.iter().map(|p| &p[..]).collect();
+    let mut digests = vec![[0u8; 64]; pairs.len()];
+    sha512_many(&[0x01], &messages, &mut digests);
+    digests.iter().map(first_32).collect()
+}
+
+fn first_32(digest: &[u8; 64]) -> Hash {
+    let mut out = [0u8; 32];
+    out.copy_from_slice(&digest[..32]);
+    out
 }
 
 /// A built tree: every level, leaves first.
@@ -75,11 +95,7 @@ impl MerkleTree {
         }
         let mut levels = vec![leaves];
         while let Some(level) = levels.last().filter(|l| l.len() > 1) {
-            let next = level
-                .chunks(2)
-                .map(|pair| node_hash(&pair[0], pair.get(1).unwrap_or(&[0u8; 32])))
-                .collect();
-            levels.push(next);
+            levels.push(parents(level));
         }
         Some(MerkleTree { levels })
     }
@@ -161,6 +177,22 @@ mod tests {
             let refs: Vec<&[u8]> = packets.iter().map(Vec::as_slice).collect();
             let one: Vec<Hash> = refs.iter().map(|p| leaf_hash(p)).collect();
             assert_eq!(leaf_hashes(&refs), one, "n={n}");
+        }
+    }
+
+    #[test]
+    fn batched_levels_equal_node_hash_one_pair_at_a_time() {
+        for n in 1usize..=70 {
+            let leaves: Vec<Hash> = (0..n).map(|i| leaf_hash(&[i as u8; 7])).collect();
+            let tree = MerkleTree::new(leaves.clone()).unwrap();
+            let mut level = leaves;
+            while level.len() > 1 {
+                level = level
+                    .chunks(2)
+                    .map(|p| node_hash(&p[0], p.get(1).unwrap_or(&[0u8; 32])))
+                    .collect();
+            }
+            assert_eq!(tree.root(), level[0], "n={n}");
         }
     }
 
