@@ -94,19 +94,18 @@ impl<'a> Lane<'a> {
             return inside;
         }
         scratch.fill(0);
-        let len = self.prefix.len() + self.body.len();
-        for (i, byte) in scratch.iter_mut().enumerate() {
-            let pos = at + i;
-            if pos < self.prefix.len() {
-                *byte = self.prefix[pos];
-            } else if pos < len {
-                *byte = self.body[pos - self.prefix.len()];
-            } else {
-                if pos == len {
-                    *byte = 0x80;
-                }
-                break;
-            }
+        let plen = self.prefix.len();
+        let len = plen + self.body.len();
+        if at < plen {
+            let n = (plen - at).min(128);
+            scratch[..n].copy_from_slice(&self.prefix[at..at + n]);
+        }
+        let (start, end) = (at.max(plen), (at + 128).min(len));
+        if start < end {
+            scratch[start - at..end - at].copy_from_slice(&self.body[start - plen..end - plen]);
+        }
+        if (at..at + 128).contains(&len) {
+            scratch[len - at] = 0x80;
         }
         if b + 1 == self.blocks {
             // The 128-bit big-endian length in bits; lengths fit in 64 bits
@@ -152,18 +151,16 @@ fn digest_of<const L: usize>(rows: &[[u64; L]; 8], l: usize) -> [u8; 64] {
     out
 }
 
-/// Rounds 0..79 of one block over vectors of lanes (FIPS 180-4 section
-/// 6.4.2 steps 1 to 3), with the message schedule kept as a ring of 16
-/// words. Expanded inside each kernel, whose `add`, `splat`, `big_sigma0`,
-/// `big_sigma1`, `small_sigma0`, `small_sigma1`, `ch` and `maj` it calls.
-macro_rules! sha512_rounds {
+/// Rounds 0..79 as a loop with the schedule's ring indexed at run time:
+/// the AVX2 kernel's form, where sixteen `ymm` registers cannot hold the
+/// ring and the state at once and the written-out form spills more.
+macro_rules! sha512_rounds_looped {
     ($state:expr, $w:expr) => {{
         let mut w = $w;
         let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = $state;
         for i in 0..5 {
             for j in 0..16 {
                 if i > 0 {
-                    // W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16].
                     w[j] = add(
                         add(w[j], small_sigma0(w[(j + 1) & 15])),
                         add(w[(j + 9) & 15], small_sigma1(w[(j + 14) & 15])),
@@ -183,6 +180,60 @@ macro_rules! sha512_rounds {
                 b = a;
                 a = add(t1, t2);
             }
+        }
+        [a, b, c, d, e, f, g, h]
+    }};
+}
+
+/// Round `16 i + j` (FIPS 180-4 section 6.4.2 step 3) on the working
+/// variables named `a`..`h` for this round, after extending the message
+/// schedule (kept as a ring of 16 words in `w`) when `i > 0`: the new `e`
+/// is left in `d` and the new `a` in `h`, so the next round is the same
+/// macro with the names turned by one, and eight rounds need no moves.
+/// Expanded inside each kernel, whose `add`, `splat`, `big_sigma0`,
+/// `big_sigma1`, `small_sigma0`, `small_sigma1`, `ch` and `maj` it calls.
+macro_rules! sha512_round {
+    ($w:ident, $i:ident, $j:literal, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident) => {
+        if $i > 0 {
+            // W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16].
+            $w[$j] = add(
+                add($w[$j], small_sigma0($w[($j + 1) & 15])),
+                add($w[($j + 9) & 15], small_sigma1($w[($j + 14) & 15])),
+            );
+        }
+        let t1 = add(
+            add($h, big_sigma1($e)),
+            add(ch($e, $f, $g), add(splat(K512[16 * $i + $j]), $w[$j])),
+        );
+        $d = add($d, t1);
+        $h = add(t1, add(big_sigma0($a), maj($a, $b, $c)));
+    };
+}
+
+/// Rounds 0..79 of one block over vectors of lanes (FIPS 180-4 section
+/// 6.4.2 steps 1 to 3), written out sixteen at a time so that the
+/// schedule's ring indices are constants and the ring stays in registers.
+macro_rules! sha512_rounds {
+    ($state:expr, $w:expr) => {{
+        let mut w = $w;
+        let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = $state;
+        for i in 0..5 {
+            sha512_round!(w, i, 0, a, b, c, d, e, f, g, h);
+            sha512_round!(w, i, 1, h, a, b, c, d, e, f, g);
+            sha512_round!(w, i, 2, g, h, a, b, c, d, e, f);
+            sha512_round!(w, i, 3, f, g, h, a, b, c, d, e);
+            sha512_round!(w, i, 4, e, f, g, h, a, b, c, d);
+            sha512_round!(w, i, 5, d, e, f, g, h, a, b, c);
+            sha512_round!(w, i, 6, c, d, e, f, g, h, a, b);
+            sha512_round!(w, i, 7, b, c, d, e, f, g, h, a);
+            sha512_round!(w, i, 8, a, b, c, d, e, f, g, h);
+            sha512_round!(w, i, 9, h, a, b, c, d, e, f, g);
+            sha512_round!(w, i, 10, g, h, a, b, c, d, e, f);
+            sha512_round!(w, i, 11, f, g, h, a, b, c, d, e);
+            sha512_round!(w, i, 12, e, f, g, h, a, b, c, d);
+            sha512_round!(w, i, 13, d, e, f, g, h, a, b, c);
+            sha512_round!(w, i, 14, c, d, e, f, g, h, a, b);
+            sha512_round!(w, i, 15, b, c, d, e, f, g, h, a);
         }
         [a, b, c, d, e, f, g, h]
     }};
@@ -429,7 +480,7 @@ mod ymm {
             // SAFETY: `row` is 32 readable bytes; `loadu` takes any alignment.
             *v = unsafe { _mm256_loadu_si256(row.as_ptr().cast()) };
         }
-        let next: [V; 8] = sha512_rounds!(*state, w);
+        let next: [V; 8] = sha512_rounds_looped!(*state, w);
         let bit = |l: u8| if active & (1 << l) != 0 { -1i64 } else { 0 };
         let keep = _mm256_set_epi64x(bit(3), bit(2), bit(1), bit(0));
         for (s, n) in state.iter_mut().zip(next) {
