@@ -5,7 +5,7 @@
 //! [`sha512_many`] picks its kernel once per call from [`Isa`]: eight
 //! messages at a time in AVX-512 lanes, four in AVX2 lanes, and the `sha2`
 //! crate one message at a time where neither is present (or for a lone
-//! message, where lanes would stand idle). Every kernel gives the `sha2`
+//! message, where lanes would stand idle: see `hash_some` for the counts). Every kernel gives the `sha2`
 //! crate's digest for every input; the tests check it.
 
 use sha2::{Digest, Sha512};
@@ -35,16 +35,18 @@ pub fn sha512_many_with_isa(prefix: &[u8], messages: &[&[u8]], out: &mut [[u8; 6
     }
 }
 
-/// Hashes the first few of `messages` (at least one) and says how many:
-/// eight lanes for five or more messages, four lanes for two to four, and
-/// `sha2` for a lone message or where neither kernel may run.
+/// Hashes the first few of `messages` (at least one) and says how many.
+/// A pass of the lanes costs the same however many lanes carry a message:
+/// per 1036-byte message the eight-lane pass is cheaper than `sha2` from two
+/// messages on, and cheaper than the four-lane pass at any count; the
+/// four-lane pass (no AVX-512) beats `sha2` from three messages on.
 fn hash_some(prefix: &[u8], messages: &[&[u8]], out: &mut [[u8; 64]], isa: Isa) -> usize {
     let eight = messages.len().min(MAX_LANES);
-    if eight >= 5 && sha512_lanes::sha512_x8(isa, prefix, &messages[..eight], out) {
+    if eight >= 2 && sha512_lanes::sha512_x8(isa, prefix, &messages[..eight], out) {
         return eight;
     }
     let four = messages.len().min(4);
-    if four >= 2 && sha512_lanes::sha512_x4(isa, prefix, &messages[..four], out) {
+    if four >= 3 && sha512_lanes::sha512_x4(isa, prefix, &messages[..four], out) {
         return four;
     }
     out[0] = one(prefix, messages[0]);
