@@ -271,6 +271,9 @@ pub fn leaf_costs(plan: &Plan) -> Result<Vec<LeafCost>, String> {
     Ok(out)
 }
 
+/// An Ed25519 signer under test: message in, signature out.
+type Sign<'a> = dyn Fn(&[u8]) -> [u8; 64] + 'a;
+
 /// One Ed25519 signer's cost for a batch's signature.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SignerCost {
@@ -303,7 +306,7 @@ pub fn signer_costs(plan: &Plan) -> Result<Vec<SignerCost>, String> {
     if aws.sign(&message).as_ref() != dalek.sign(&message).to_bytes() {
         return Err("aws-lc-rs and ed25519-dalek sign differently".into());
     }
-    let signers: [(&str, &dyn Fn(&[u8]) -> [u8; 64]); 2] = [
+    let signers: [(&str, &Sign<'_>); 2] = [
         ("ed25519-dalek", &|m| dalek.sign(m).to_bytes()),
         ("aws-lc-rs", &|m| {
             let mut out = [0u8; 64];
