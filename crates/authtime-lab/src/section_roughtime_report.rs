@@ -283,11 +283,14 @@ fn findings(m: &Measured) -> Vec<String> {
 /// The section from the measurements.
 #[must_use]
 pub fn section(plan: &Plan, m: &Measured) -> Section {
-    let mut tables = vec![batch_table(m), leaf_table(m), signer_table(m)];
+    let mut tables = vec![batch_table(m)];
     if !m.rounds.is_empty() {
         tables.push(server_table(m));
         tables.push(ratio_table(m));
     }
+    // After the comparison, so the first three tables keep their places.
+    tables.push(leaf_table(m));
+    tables.push(signer_table(m));
     Section {
         id: "roughtime".into(),
         title: "Roughtime: cost by batch size, and responses per second against roughenough".into(),
