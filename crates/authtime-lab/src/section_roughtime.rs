@@ -6,6 +6,8 @@
 //!    64 valid 1024-byte requests, each version alone; CPU time of the
 //!    measuring thread per response, median of several runs, and its ratio
 //!    to a batch of one. One Ed25519 signature per batch is the point.
+//!    Beside it, the Merkle leaves of a batch of 64 alone ([`leaf_costs`]):
+//!    `sha2` one request at a time against `sha512_many`'s SIMD lanes.
 //! 2. **Responses per second per core**: each server pinned to CPU 0, the
 //!    load generator ([`crate::load_roughtime`]) on CPU 1, the servers
 //!    measured in alternating rounds (the order swaps every round); per
@@ -25,7 +27,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use authtime_roughtime::{BatchTime, OnlineKey, SigningKey, Version, respond_batch};
+use authtime_mac::{Isa, sha512_many_with_isa};
+use authtime_roughtime::{BatchTime, OnlineKey, SigningKey, Version, merkle, respond_batch};
 
 use crate::{
     Progress,
@@ -176,6 +179,158 @@ pub fn batch_costs(plan: &Plan) -> Result<Vec<BatchCost>, String> {
                 ratio_to_1: us / one,
             });
         }
+    }
+    Ok(out)
+}
+
+/// The Merkle leaves of one batch, hashed one way.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LeafCost {
+    /// How: one at a time with `sha2`, or `sha512_many` under an ISA.
+    pub kernel: String,
+    /// Median CPU microseconds per request (per leaf).
+    pub us_per_request: f64,
+    /// Every run's figure.
+    pub runs: Vec<f64>,
+    /// Median ÷ the one-at-a-time median.
+    pub ratio_to_one_at_a_time: f64,
+}
+
+/// Requests per batch in [`leaf_costs`]: the Roughtime worker's largest batch.
+pub const LEAF_BATCH: usize = 64;
+
+/// Measures the SHA-512 Merkle leaves (H(0x00 || request)) of a batch of
+/// [`LEAF_BATCH`] 1036-byte requests: one at a time with `sha2` (the
+/// server core's path before issue 27) and in lanes with
+/// `authtime_mac::sha512_many` under each ISA the CPU allows.
+///
+/// # Errors
+/// When the request pool cannot be built or a kernel disagrees with `sha2`.
+pub fn leaf_costs(plan: &Plan) -> Result<Vec<LeafCost>, String> {
+    let public = SigningKey::from_bytes(&[0x11; 32])
+        .verifying_key()
+        .to_bytes();
+    let pool = load_roughtime::request_pool(LEAF_BATCH, &[Version::Rfc1], &public)?;
+    let batch: Vec<&[u8]> = pool.iter().map(Vec::as_slice).collect();
+    let one_at_a_time: Vec<[u8; 32]> = batch.iter().map(|p| merkle::leaf_hash(p)).collect();
+    let detected = Isa::current();
+    let mut kernels: Vec<(String, Option<Isa>)> =
+        vec![("sha2, one request at a time".into(), None)];
+    kernels.push((
+        format!("sha512_many ({})", detected.describe()),
+        Some(detected),
+    ));
+    if detected.avx512 && detected.avx2 {
+        let avx2 = detected.restricted("no-avx512")?;
+        kernels.push((format!("sha512_many ({})", avx2.describe()), Some(avx2)));
+    }
+    let mut out = Vec::new();
+    let mut digests = vec![[0u8; 64]; batch.len()];
+    for (name, isa) in kernels {
+        if let Some(isa) = isa {
+            sha512_many_with_isa(&[0x00], &batch, &mut digests, isa);
+            if digests
+                .iter()
+                .zip(&one_at_a_time)
+                .any(|(d, o)| d[..32] != o[..])
+            {
+                return Err(format!("{name} disagrees with sha2"));
+            }
+        }
+        let mut runs = Vec::with_capacity(plan.batch_runs);
+        for _ in 0..plan.batch_runs {
+            let start = thread_cpu_time();
+            let mut leaves = 0usize;
+            while thread_cpu_time() - start < plan.batch_run_time {
+                let batch = std::hint::black_box(&batch);
+                match isa {
+                    None => {
+                        for p in batch {
+                            std::hint::black_box(merkle::leaf_hash(p));
+                        }
+                    }
+                    Some(isa) => {
+                        sha512_many_with_isa(&[0x00], batch, &mut digests, isa);
+                        std::hint::black_box(&digests);
+                    }
+                }
+                leaves += batch.len();
+            }
+            let cpu = (thread_cpu_time() - start).as_secs_f64();
+            runs.push(cpu * 1e6 / leaves as f64);
+        }
+        let us = median(&mut runs.clone()).unwrap_or(f64::NAN);
+        let base = out.first().map_or(us, |b: &LeafCost| b.us_per_request);
+        out.push(LeafCost {
+            kernel: name,
+            us_per_request: us,
+            runs,
+            ratio_to_one_at_a_time: us / base,
+        });
+    }
+    Ok(out)
+}
+
+/// An Ed25519 signer under test: message in, signature out.
+type Sign<'a> = dyn Fn(&[u8]) -> [u8; 64] + 'a;
+
+/// One Ed25519 signer's cost for a batch's signature.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SignerCost {
+    /// The crate.
+    pub signer: String,
+    /// Median CPU microseconds per signature.
+    pub us_per_signature: f64,
+    /// Every run's figure.
+    pub runs: Vec<f64>,
+}
+
+/// Measures one Ed25519 signature over what a batch signs (version 1's
+/// context string and a 5-tag SREP, 156 bytes) with ed25519-dalek (the
+/// server core's signer) and with aws-lc-rs (linked through rustls), after
+/// checking that both give the same signature (Ed25519 is deterministic).
+///
+/// # Errors
+/// When aws-lc-rs refuses the seed or the signatures differ.
+pub fn signer_costs(plan: &Plan) -> Result<Vec<SignerCost>, String> {
+    use aws_lc_rs::signature::{Ed25519KeyPair, KeyPair as _};
+    use ed25519_dalek::Signer as _;
+    let seed = [0x22u8; 32];
+    let dalek = SigningKey::from_bytes(&seed);
+    let aws = Ed25519KeyPair::from_seed_unchecked(&seed).map_err(|e| e.to_string())?;
+    if aws.public_key().as_ref() != dalek.verifying_key().as_bytes() {
+        return Err("aws-lc-rs derives another public key".into());
+    }
+    let mut message = b"RoughTime v1 response signature\0".to_vec();
+    message.resize(156, 0x5a);
+    if aws.sign(&message).as_ref() != dalek.sign(&message).to_bytes() {
+        return Err("aws-lc-rs and ed25519-dalek sign differently".into());
+    }
+    let signers: [(&str, &Sign<'_>); 2] = [
+        ("ed25519-dalek", &|m| dalek.sign(m).to_bytes()),
+        ("aws-lc-rs", &|m| {
+            let mut out = [0u8; 64];
+            out.copy_from_slice(aws.sign(m).as_ref());
+            out
+        }),
+    ];
+    let mut out = Vec::new();
+    for (name, sign) in signers {
+        let mut runs = Vec::with_capacity(plan.batch_runs);
+        for _ in 0..plan.batch_runs {
+            let start = thread_cpu_time();
+            let mut count = 0usize;
+            while thread_cpu_time() - start < plan.batch_run_time {
+                std::hint::black_box(sign(std::hint::black_box(&message)));
+                count += 1;
+            }
+            runs.push((thread_cpu_time() - start).as_secs_f64() * 1e6 / count as f64);
+        }
+        out.push(SignerCost {
+            signer: name.into(),
+            us_per_signature: median(&mut runs.clone()).unwrap_or(f64::NAN),
+            runs,
+        });
     }
     Ok(out)
 }
@@ -479,6 +634,10 @@ fn round(target: &mut Target, plan: &Plan, n: usize) -> Result<Round, String> {
 pub struct Measured {
     /// In-process cost by batch size.
     pub batch: Vec<BatchCost>,
+    /// The Merkle leaves of a batch, by kernel.
+    pub leaves: Vec<LeafCost>,
+    /// The batch's Ed25519 signature, by signer.
+    pub signers: Vec<SignerCost>,
     /// What served as authtime's side.
     pub authtime_server: Option<String>,
     /// Why the daemon was not used, when it was not.
@@ -533,6 +692,8 @@ pub fn measure(plan: &Plan, progress: &mut Progress<'_>) -> Result<Measured, Str
     progress.step("roughtime: cost by batch size", 0, plan.rounds + 1);
     let mut m = Measured {
         batch: batch_costs(plan)?,
+        leaves: leaf_costs(plan)?,
+        signers: signer_costs(plan)?,
         authtime_server: None,
         daemon_note: None,
         rounds: Vec::new(),

@@ -34,13 +34,16 @@ pub struct Datagram<'a> {
     pub truncated: bool,
 }
 
-/// Buffers for one `recvmmsg` call.
-pub struct RecvBatch {
-    buffers: Box<[[u8; DATAGRAM_LEN]; BATCH]>,
-    names: [PeerName; BATCH],
-    iovecs: [libc::iovec; BATCH],
-    controls: [ControlBuf; BATCH],
-    headers: [libc::mmsghdr; BATCH],
+/// Buffers for one `recvmmsg` call of up to `N` datagrams ([`BATCH`]
+/// unless a server asks for more: Roughtime answers a batch under one
+/// signature, so it takes 64). Memory is `N` × ([`DATAGRAM_LEN`] + about
+/// 500 bytes), allocated once.
+pub struct RecvBatch<const N: usize = BATCH> {
+    buffers: Box<[[u8; DATAGRAM_LEN]; N]>,
+    names: [PeerName; N],
+    iovecs: [libc::iovec; N],
+    controls: [ControlBuf; N],
+    headers: [libc::mmsghdr; N],
     received: usize,
     drops: u32,
 }
@@ -49,13 +52,24 @@ impl RecvBatch {
     /// Buffers for [`BATCH`] datagrams, allocated once.
     #[must_use]
     pub fn new() -> Box<Self> {
+        Self::boxed()
+    }
+}
+
+impl<const N: usize> RecvBatch<N> {
+    /// Buffers for `N` datagrams, allocated once.
+    #[must_use]
+    pub fn boxed() -> Box<Self> {
         Box::new(Self {
-            buffers: Box::new([[0; DATAGRAM_LEN]; BATCH]),
-            names: [PeerName::empty(); BATCH],
+            buffers: vec![[0; DATAGRAM_LEN]; N]
+                .into_boxed_slice()
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("a vector of N buffers")),
+            names: [PeerName::empty(); N],
             // SAFETY: iovec and mmsghdr are plain C structs for which all
             // zero bytes (null pointers, zero lengths) is valid.
             iovecs: unsafe { std::mem::zeroed() },
-            controls: [ControlBuf::new(); BATCH],
+            controls: [ControlBuf::new(); N],
             // SAFETY: as above.
             headers: unsafe { std::mem::zeroed() },
             received: 0,
@@ -64,14 +78,14 @@ impl RecvBatch {
     }
 
     /// Waits for at least one datagram on `socket` (up to the socket's read
-    /// timeout) and takes up to [`BATCH`] that are queued. Returns how many;
+    /// timeout) and takes up to `N` that are queued. Returns how many;
     /// 0 on a timeout or an interrupted call.
     ///
     /// # Errors
     /// Any other error of `recvmmsg`.
     pub fn receive(&mut self, socket: &impl AsRawFd) -> io::Result<usize> {
         self.received = 0;
-        for i in 0..BATCH {
+        for i in 0..N {
             self.iovecs[i] = libc::iovec {
                 iov_base: self.buffers[i].as_mut_ptr().cast(),
                 iov_len: DATAGRAM_LEN,
@@ -95,7 +109,7 @@ impl RecvBatch {
             libc::recvmmsg(
                 socket.as_raw_fd(),
                 self.headers.as_mut_ptr(),
-                BATCH as libc::c_uint,
+                N as libc::c_uint,
                 libc::MSG_WAITFORONE,
                 ptr::null_mut(),
             )
@@ -109,7 +123,7 @@ impl RecvBatch {
                 _ => Err(e),
             };
         }
-        self.received = usize::try_from(n).unwrap_or(0).min(BATCH);
+        self.received = usize::try_from(n).unwrap_or(0).min(N);
         for i in 0..self.received {
             self.names[i].len = self.headers[i].msg_hdr.msg_namelen;
         }
@@ -250,6 +264,29 @@ mod tests {
             return;
         }
         batch_matches_std("[::1]:0");
+    }
+
+    /// A larger batch than the default takes a burst of 64 in one call.
+    #[test]
+    fn a_batch_of_64_takes_64_datagrams_at_once() {
+        let (server, client) = pair("127.0.0.1:0");
+        let target = server.local_addr().expect("addr");
+        for i in 0..70u8 {
+            client.send_to(&[i; 1036], target).expect("send");
+        }
+        let mut batch = RecvBatch::<64>::boxed();
+        assert_eq!(batch.receive(&server).expect("receive"), 64);
+        for i in 0..64 {
+            assert_eq!(batch.datagram(i).data, &[i as u8; 1036][..]);
+        }
+        let replies = (0..64).map(|i| (&b"reply"[..], batch.peer_name(i)));
+        assert_eq!(SendBatch::<64>::boxed().send(&server, replies), 0);
+        for _ in 0..64 {
+            let mut buf = [0u8; 16];
+            let (len, _) = client.recv_from(&mut buf).expect("reply");
+            assert_eq!(&buf[..len], b"reply");
+        }
+        assert_eq!(batch.receive(&server).expect("receive"), 6);
     }
 
     #[test]

@@ -124,19 +124,27 @@ fn send_to(socket: &impl AsRawFd, bytes: &[u8], peer: Option<&PeerName>) -> io::
     }
 }
 
-/// Headers for one `sendmmsg` call.
-pub struct SendBatch {
-    names: [PeerName; BATCH],
-    iovecs: [libc::iovec; BATCH],
-    headers: [libc::mmsghdr; BATCH],
+/// Headers for one `sendmmsg` call of up to `N` datagrams.
+pub struct SendBatch<const N: usize = BATCH> {
+    names: [PeerName; N],
+    iovecs: [libc::iovec; N],
+    headers: [libc::mmsghdr; N],
 }
 
 impl SendBatch {
     /// Headers for [`BATCH`] datagrams.
     #[must_use]
     pub fn new() -> Box<Self> {
+        Self::boxed()
+    }
+}
+
+impl<const N: usize> SendBatch<N> {
+    /// Headers for `N` datagrams.
+    #[must_use]
+    pub fn boxed() -> Box<Self> {
         Box::new(Self {
-            names: [PeerName::empty(); BATCH],
+            names: [PeerName::empty(); N],
             // SAFETY: plain C structs; all zero bytes is valid.
             iovecs: unsafe { std::mem::zeroed() },
             // SAFETY: as above.
@@ -146,7 +154,7 @@ impl SendBatch {
 
     /// Sends each `(bytes, peer)` on `socket` in as few system calls as the
     /// kernel allows. Returns the number of datagrams the kernel refused (each
-    /// is skipped; the rest are still sent). At most [`BATCH`] are sent; the
+    /// is skipped; the rest are still sent). At most `N` are sent; the
     /// rest of `replies` is ignored.
     pub fn send<'a>(
         &mut self,
@@ -154,7 +162,7 @@ impl SendBatch {
         replies: impl IntoIterator<Item = (&'a [u8], PeerName)>,
     ) -> usize {
         let mut count = 0;
-        for (i, (bytes, peer)) in replies.into_iter().take(BATCH).enumerate() {
+        for (i, (bytes, peer)) in replies.into_iter().take(N).enumerate() {
             count = i + 1;
             self.names[i] = peer;
             self.iovecs[i] = libc::iovec {

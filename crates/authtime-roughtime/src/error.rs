@@ -78,6 +78,9 @@ pub enum Error {
     },
     /// MINT is after MAXT in a delegation being created.
     BadDelegationWindow,
+    /// The batch signer (aws-lc-rs) refused the online key's seed, or derived
+    /// another public key from it than ed25519-dalek did.
+    OnlineKeyRejected,
 }
 
 impl fmt::Display for Error {
@@ -119,6 +122,7 @@ impl fmt::Display for Error {
                 maxt,
             } => write!(f, "midpoint {midpoint} outside delegation [{mint}, {maxt}]"),
             Error::BadDelegationWindow => f.write_str("MINT after MAXT"),
+            Error::OnlineKeyRejected => f.write_str("the batch signer refused the online key"),
         }
     }
 }

@@ -14,7 +14,8 @@
 //!
 //! Section numbers in comments are those of draft-ietf-ntp-roughtime-19 (the
 //! text RFC 10049 was published from). Ed25519 is ed25519-dalek's and
-//! SHA-512 RustCrypto's; nothing cryptographic is written here.
+//! SHA-512 RustCrypto's, or for a batch's Merkle leaves `authtime-mac`'s
+//! multi-lane SHA-512; nothing cryptographic is written here.
 
 // Tests unwrap freely (a panic is the failure report); library code never does.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
@@ -39,6 +40,6 @@ pub use delegation::OnlineKey;
 pub use ed25519_dalek::SigningKey;
 pub use error::Error;
 pub use request::{build_request, parse_request};
-pub use server_batch::{BatchTime, respond_batch};
+pub use server_batch::{BatchTime, respond_batch, respond_parsed};
 pub use verify::{Verified, verify_response};
 pub use version::Version;

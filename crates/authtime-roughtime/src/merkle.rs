@@ -12,6 +12,7 @@
 //! siblings in PATH. Its single-request responses (empty PATH, root =
 //! truncated leaf) agree with these rules; its batched ones do not verify here.
 
+use authtime_mac::sha512_many;
 use sha2::{Digest, Sha512};
 
 /// One 32-byte tree node.
@@ -35,6 +36,14 @@ pub fn leaf_hash(request_packet: &[u8]) -> Hash {
     truncated(h)
 }
 
+/// [`leaf_hash`] of every packet of a batch, several at a time in SIMD
+/// lanes where the CPU has them ([`authtime_mac::sha512_many`]).
+pub fn leaf_hashes(request_packets: &[&[u8]]) -> Vec<Hash> {
+    let mut digests = vec![[0u8; 64]; request_packets.len()];
+    sha512_many(&[0x00], request_packets, &mut digests);
+    digests.iter().map(first_32).collect()
+}
+
 /// H(0x01 || left || right).
 pub fn node_hash(left: &Hash, right: &Hash) -> Hash {
     let mut h = Sha512::new();
@@ -42,6 +51,33 @@ pub fn node_hash(left: &Hash, right: &Hash) -> Hash {
     h.update(left);
     h.update(right);
     truncated(h)
+}
+
+/// The level above `level`: [`node_hash`] of each pair (the last node
+/// paired with zeros when the count is odd), a level's nodes hashed
+/// together in SIMD lanes like the leaves.
+fn parents(level: &[Hash]) -> Vec<Hash> {
+    let pairs: Vec<[u8; 64]> = level
+        .chunks(2)
+        .map(|pair| {
+            let mut both = [0u8; 64];
+            both[..32].copy_from_slice(&pair[0]);
+            if let Some(right) = pair.get(1) {
+                both[32..].copy_from_slice(right);
+            }
+            both
+        })
+        .collect();
+    let messages: Vec<&[u8]> = pairs.iter().map(|p| &p[..]).collect();
+    let mut digests = vec![[0u8; 64]; pairs.len()];
+    sha512_many(&[0x01], &messages, &mut digests);
+    digests.iter().map(first_32).collect()
+}
+
+fn first_32(digest: &[u8; 64]) -> Hash {
+    let mut out = [0u8; 32];
+    out.copy_from_slice(&digest[..32]);
+    out
 }
 
 /// A built tree: every level, leaves first.
@@ -59,11 +95,7 @@ impl MerkleTree {
         }
         let mut levels = vec![leaves];
         while let Some(level) = levels.last().filter(|l| l.len() > 1) {
-            let next = level
-                .chunks(2)
-                .map(|pair| node_hash(&pair[0], pair.get(1).unwrap_or(&[0u8; 32])))
-                .collect();
-            levels.push(next);
+            levels.push(parents(level));
         }
         Some(MerkleTree { levels })
     }
@@ -75,14 +107,25 @@ impl MerkleTree {
     }
 
     /// The siblings from leaf `index` up to the root (PATH), concatenated.
-    pub fn path(&self, mut index: usize) -> Vec<u8> {
-        let mut path = Vec::with_capacity(32 * (self.levels.len() - 1));
-        for level in &self.levels[..self.levels.len() - 1] {
-            let sibling = level.get(index ^ 1).unwrap_or(&[0u8; 32]);
-            path.extend_from_slice(sibling);
+    pub fn path(&self, index: usize) -> Vec<u8> {
+        let mut path = vec![0u8; self.path_len()];
+        self.write_path(index, &mut path);
+        path
+    }
+
+    /// The length of every leaf's PATH in bytes: 32 per level below the root.
+    pub fn path_len(&self) -> usize {
+        32 * (self.levels.len() - 1)
+    }
+
+    /// Writes [`MerkleTree::path`] of leaf `index` into the first
+    /// [`MerkleTree::path_len`] bytes of `out` (fewer if `out` is shorter).
+    pub fn write_path(&self, mut index: usize, out: &mut [u8]) {
+        let levels = &self.levels[..self.levels.len() - 1];
+        for (level, slot) in levels.iter().zip(out.chunks_exact_mut(32)) {
+            slot.copy_from_slice(level.get(index ^ 1).unwrap_or(&[0u8; 32]));
             index /= 2;
         }
-        path
     }
 }
 
@@ -124,6 +167,32 @@ mod tests {
                 );
                 assert_ne!(root_from_path(p, (i as u32) ^ 1, &path), Some(tree.root()));
             }
+        }
+    }
+
+    #[test]
+    fn batched_leaves_equal_one_at_a_time() {
+        for n in [1usize, 2, 3, 5, 8, 9, 31, 64] {
+            let packets: Vec<Vec<u8>> = (0..n).map(|i| vec![i as u8; 1000 + 7 * i]).collect();
+            let refs: Vec<&[u8]> = packets.iter().map(Vec::as_slice).collect();
+            let one: Vec<Hash> = refs.iter().map(|p| leaf_hash(p)).collect();
+            assert_eq!(leaf_hashes(&refs), one, "n={n}");
+        }
+    }
+
+    #[test]
+    fn batched_levels_equal_node_hash_one_pair_at_a_time() {
+        for n in 1usize..=70 {
+            let leaves: Vec<Hash> = (0..n).map(|i| leaf_hash(&[i as u8; 7])).collect();
+            let tree = MerkleTree::new(leaves.clone()).unwrap();
+            let mut level = leaves;
+            while level.len() > 1 {
+                level = level
+                    .chunks(2)
+                    .map(|p| node_hash(&p[0], p.get(1).unwrap_or(&[0u8; 32])))
+                    .collect();
+            }
+            assert_eq!(tree.root(), level[0], "n={n}");
         }
     }
 

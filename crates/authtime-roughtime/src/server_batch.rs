@@ -8,7 +8,7 @@
 
 use crate::delegation::OnlineKey;
 use crate::error::Error;
-use crate::merkle::{MerkleTree, leaf_hash};
+use crate::merkle::{MerkleTree, leaf_hashes};
 use crate::message;
 use crate::request::{MIN_REQUEST_PACKET, Request, parse_request};
 use crate::tags::Tag;
@@ -30,39 +30,53 @@ pub struct BatchTime {
 ///
 /// `srv` is [`crate::request::srv_value`] of this server's long-term key:
 /// requests whose SRV names another key are dropped (§5.2 step 1).
+///
+/// A caller that has parsed the requests already (to filter them) calls
+/// [`respond_parsed`] instead and saves the second parse.
 pub fn respond_batch(
     requests: &[&[u8]],
     time: BatchTime,
     key: &OnlineKey,
     srv: &[u8; 32],
 ) -> Result<Vec<Result<Vec<u8>, Error>>, Error> {
-    if time.radius == 0 {
-        return Err(Error::ZeroRadius);
+    check_batch(requests.len(), time, key)?;
+    let mut out: Vec<Result<Vec<u8>, Error>> = Vec::with_capacity(requests.len());
+    let mut accepted = Vec::with_capacity(requests.len());
+    for packet in requests {
+        match accept_request(packet, srv) {
+            Ok(request) => {
+                accepted.push(request);
+                out.push(Ok(Vec::new()));
+            }
+            Err(e) => out.push(Err(e)),
+        }
     }
-    if requests.is_empty() || u32::try_from(requests.len()).is_err() {
-        return Err(Error::BadBatchSize(requests.len()));
+    if accepted.is_empty() {
+        return Ok(out);
     }
-    if !key.covers(time.midpoint) {
-        let (mint, maxt) = key.window();
-        return Err(Error::OutsideDelegation {
-            midpoint: time.midpoint,
-            mint,
-            maxt,
-        });
+    let answered = respond_parsed(&accepted, time, key)?;
+    for (slot, response) in out.iter_mut().filter(|r| r.is_ok()).zip(answered) {
+        *slot = response;
     }
-    let parsed: Vec<Result<Request<'_>, Error>> = requests
-        .iter()
-        .map(|packet| accept_request(packet, srv))
-        .collect();
-    let mut out: Vec<Result<Vec<u8>, Error>> = parsed
-        .iter()
-        .map(|p| p.as_ref().map(|_| Vec::new()).map_err(Clone::clone))
-        .collect();
+    Ok(out)
+}
+
+/// Answers requests the caller has parsed with [`parse_request`] and
+/// accepted (packet size at least [`MIN_REQUEST_PACKET`], SRV naming this
+/// server's key or absent): one response per request, in order, or
+/// [`Error::ResponseTooLarge`] where the response would outgrow its request.
+/// The outer error refuses the whole batch, as in [`respond_batch`].
+pub fn respond_parsed(
+    requests: &[Request<'_>],
+    time: BatchTime,
+    key: &OnlineKey,
+) -> Result<Vec<Result<Vec<u8>, Error>>, Error> {
+    check_batch(requests.len(), time, key)?;
+    let mut out: Vec<Result<Vec<u8>, Error>> = vec![Ok(Vec::new()); requests.len()];
     for version in [Version::Draft12, Version::Rfc1] {
-        let members: Vec<(usize, &Request<'_>)> = parsed
+        let members: Vec<(usize, &Request<'_>)> = requests
             .iter()
             .enumerate()
-            .filter_map(|(i, p)| p.as_ref().ok().map(|r| (i, r)))
             .filter(|(_, r)| r.version == version)
             .collect();
         if members.is_empty() {
@@ -76,6 +90,24 @@ pub fn respond_batch(
     Ok(out)
 }
 
+fn check_batch(len: usize, time: BatchTime, key: &OnlineKey) -> Result<(), Error> {
+    if time.radius == 0 {
+        return Err(Error::ZeroRadius);
+    }
+    if len == 0 || u32::try_from(len).is_err() {
+        return Err(Error::BadBatchSize(len));
+    }
+    if !key.covers(time.midpoint) {
+        let (mint, maxt) = key.window();
+        return Err(Error::OutsideDelegation {
+            midpoint: time.midpoint,
+            mint,
+            maxt,
+        });
+    }
+    Ok(())
+}
+
 fn accept_request<'a>(packet: &'a [u8], srv: &[u8; 32]) -> Result<Request<'a>, Error> {
     if packet.len() < MIN_REQUEST_PACKET {
         return Err(Error::RequestTooShort(packet.len()));
@@ -87,6 +119,36 @@ fn accept_request<'a>(packet: &'a [u8], srv: &[u8; 32]) -> Result<Request<'a>, E
     Ok(request)
 }
 
+/// Where a group's per-request values sit in its response packets: every
+/// response of a group has the same layout (same SREP, CERT and SIG, PATH
+/// of the same length), so one template is encoded and each response is a
+/// copy of it with NONC, PATH and INDX written in.
+struct Template {
+    packet: Vec<u8>,
+    nonce: usize,
+    path: usize,
+    index: usize,
+}
+
+impl Template {
+    fn new(entries: &[(Tag, &[u8])]) -> Result<Self, Error> {
+        let packet = message::frame(&message::encode(entries)?);
+        let msg = message::Message::parse(message::unframe(&packet)?)?;
+        // Offsets from the packet's start, of values borrowed from it.
+        let at = |tag: Tag| {
+            msg.require(tag)
+                .map(|v| v.as_ptr() as usize - packet.as_ptr() as usize)
+        };
+        let (nonce, path, index) = (at(Tag::NONC)?, at(Tag::PATH)?, at(Tag::INDX)?);
+        Ok(Template {
+            packet,
+            nonce,
+            path,
+            index,
+        })
+    }
+}
+
 /// One tree, one SREP, one signature for the requests of one version.
 fn answer_group(
     version: Version,
@@ -94,8 +156,8 @@ fn answer_group(
     time: BatchTime,
     key: &OnlineKey,
 ) -> Result<Vec<Result<Vec<u8>, Error>>, Error> {
-    let leaves = members.iter().map(|(_, r)| leaf_hash(r.packet)).collect();
-    let tree = MerkleTree::new(leaves).ok_or(Error::BadBatchSize(0))?;
+    let packets: Vec<&[u8]> = members.iter().map(|(_, r)| r.packet).collect();
+    let tree = MerkleTree::new(leaf_hashes(&packets)).ok_or(Error::BadBatchSize(0))?;
     let root = tree.root();
     let vers: Vec<u8> = SUPPORTED_WIRE
         .iter()
@@ -109,31 +171,33 @@ fn answer_group(
         (Tag::ROOT, &root),
     ])?;
     let sig = key.sign_srep(version, &srep);
-    let cert = key.cert(version);
-    let one = 1u32.to_le_bytes();
+    let path_len = tree.path_len();
+    let template = Template::new(&[
+        (Tag::SIG, &sig),
+        (Tag::NONC, &[0u8; 32]),
+        (Tag::TYPE, &1u32.to_le_bytes()),
+        (Tag::PATH, &vec![0u8; path_len]),
+        (Tag::SREP, &srep),
+        (Tag::CERT, key.cert(version)),
+        (Tag::INDX, &[0u8; 4]),
+    ])?;
+    let size = template.packet.len();
     let mut responses = Vec::with_capacity(members.len());
     for (leaf, (_, request)) in members.iter().enumerate() {
-        let path = tree.path(leaf);
-        // `respond_batch` caps the batch at u32::MAX requests.
-        let index = (leaf as u32).to_le_bytes();
-        let msg = message::encode(&[
-            (Tag::SIG, &sig),
-            (Tag::NONC, &request.nonce),
-            (Tag::TYPE, &one),
-            (Tag::PATH, &path),
-            (Tag::SREP, &srep),
-            (Tag::CERT, cert),
-            (Tag::INDX, &index),
-        ])?;
-        let packet = message::frame(&msg);
-        responses.push(if packet.len() > request.packet.len() {
-            Err(Error::ResponseTooLarge {
+        if size > request.packet.len() {
+            responses.push(Err(Error::ResponseTooLarge {
                 request: request.packet.len(),
-                response: packet.len(),
-            })
-        } else {
-            Ok(packet)
-        });
+                response: size,
+            }));
+            continue;
+        }
+        let mut packet = template.packet.clone();
+        let t = &template;
+        packet[t.nonce..t.nonce + 32].copy_from_slice(&request.nonce);
+        tree.write_path(leaf, &mut packet[t.path..t.path + path_len]);
+        // `check_batch` caps the batch at u32::MAX requests.
+        packet[t.index..t.index + 4].copy_from_slice(&(leaf as u32).to_le_bytes());
+        responses.push(Ok(packet));
     }
     Ok(responses)
 }
@@ -257,6 +321,174 @@ mod tests {
         assert_eq!(out[1], Err(Error::UnknownServerKey));
         assert_eq!(out[2], Err(Error::RequestTooShort(1023)));
         assert_eq!(out[3], Err(Error::BadMagic));
+    }
+
+    /// The server core as it was before leaves were hashed in lanes and
+    /// responses copied from a template: every request parsed on its own,
+    /// each leaf hashed alone, each response encoded from scratch.
+    fn one_at_a_time(
+        requests: &[&[u8]],
+        time: BatchTime,
+        key: &OnlineKey,
+        srv: &[u8; 32],
+    ) -> Vec<Result<Vec<u8>, Error>> {
+        let parsed: Vec<Result<Request<'_>, Error>> =
+            requests.iter().map(|p| accept_request(p, srv)).collect();
+        let mut out: Vec<Result<Vec<u8>, Error>> = parsed
+            .iter()
+            .map(|p| p.as_ref().map(|_| Vec::new()).map_err(Clone::clone))
+            .collect();
+        for version in [Version::Draft12, Version::Rfc1] {
+            let members: Vec<(usize, &Request<'_>)> = parsed
+                .iter()
+                .enumerate()
+                .filter_map(|(i, p)| p.as_ref().ok().map(|r| (i, r)))
+                .filter(|(_, r)| r.version == version)
+                .collect();
+            if members.is_empty() {
+                continue;
+            }
+            let leaves = members
+                .iter()
+                .map(|(_, r)| crate::merkle::leaf_hash(r.packet))
+                .collect();
+            let tree = MerkleTree::new(leaves).unwrap();
+            let vers: Vec<u8> = SUPPORTED_WIRE
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect();
+            let srep = message::encode(&[
+                (Tag::VER, &version.wire().to_le_bytes()),
+                (Tag::RADI, &time.radius.to_le_bytes()),
+                (Tag::MIDP, &time.midpoint.to_le_bytes()),
+                (Tag::VERS, &vers),
+                (Tag::ROOT, &tree.root()),
+            ])
+            .unwrap();
+            let sig = key.sign_srep(version, &srep);
+            for (leaf, (i, request)) in members.iter().enumerate() {
+                let msg = message::encode(&[
+                    (Tag::SIG, &sig),
+                    (Tag::NONC, &request.nonce),
+                    (Tag::TYPE, &1u32.to_le_bytes()),
+                    (Tag::PATH, &tree.path(leaf)),
+                    (Tag::SREP, &srep),
+                    (Tag::CERT, key.cert(version)),
+                    (Tag::INDX, &(leaf as u32).to_le_bytes()),
+                ])
+                .unwrap();
+                let packet = message::frame(&msg);
+                out[*i] = if packet.len() > request.packet.len() {
+                    Err(Error::ResponseTooLarge {
+                        request: request.packet.len(),
+                        response: packet.len(),
+                    })
+                } else {
+                    Ok(packet)
+                };
+            }
+        }
+        out
+    }
+
+    /// xorshift64: deterministic, so a failure reproduces.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// A request of random versions, nonce, SRV (absent, ours or another)
+    /// and padding (so that leaves differ in length), sometimes damaged.
+    fn random_request(rng: &mut Rng, srv: &[u8; 32]) -> Vec<u8> {
+        let versions: &[Version] = match rng.below(3) {
+            0 => &[Version::Draft12],
+            1 => &[Version::Rfc1],
+            _ => &[Version::Draft12, Version::Rfc1],
+        };
+        let mut numbers: Vec<u32> = versions.iter().map(|v| v.wire()).collect();
+        numbers.sort_unstable();
+        let wire: Vec<u8> = numbers.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let mut nonce = [0u8; 32];
+        nonce.iter_mut().for_each(|b| *b = rng.next() as u8);
+        let other = [0x5a; 32];
+        let named = match rng.below(3) {
+            0 => None,
+            1 => Some(srv),
+            _ => Some(&other),
+        };
+        // Mostly long enough to be answered (1024 bytes and up), sometimes short.
+        let words = if rng.below(8) == 0 {
+            rng.below(300)
+        } else {
+            230 + rng.below(100)
+        };
+        let padding = vec![0u8; 4 * words as usize];
+        let kind = 0u32.to_le_bytes();
+        let mut entries: Vec<(Tag, &[u8])> =
+            vec![(Tag::VER, &wire), (Tag::NONC, &nonce), (Tag::TYPE, &kind)];
+        if let Some(named) = named {
+            entries.push((Tag::SRV, named));
+        }
+        entries.push((Tag::ZZZZ, &padding));
+        let mut packet = message::frame(&message::encode(&entries).unwrap());
+        if rng.below(8) == 0 {
+            let at = rng.below(packet.len() as u64) as usize;
+            packet[at] ^= 1 << rng.below(8);
+        }
+        packet
+    }
+
+    #[test]
+    fn batched_results_equal_one_at_a_time_on_random_input() {
+        let s = server();
+        let time = BatchTime {
+            midpoint: NOW,
+            radius: 2,
+        };
+        let mut rng = Rng(0x1234_5678_9abc_def1);
+        let mut answered = 0;
+        for round in 0..200 {
+            let n = 1 + (round % 64);
+            let reqs: Vec<Vec<u8>> = (0..n).map(|_| random_request(&mut rng, &s.srv)).collect();
+            let refs: Vec<&[u8]> = reqs.iter().map(Vec::as_slice).collect();
+            let batched = respond_batch(&refs, time, &s.key, &s.srv).unwrap();
+            assert_eq!(
+                batched,
+                one_at_a_time(&refs, time, &s.key, &s.srv),
+                "round {round}"
+            );
+            for (req, resp) in refs.iter().zip(&batched) {
+                if let Ok(resp) = resp {
+                    verify_response(req, resp, &s.long_term).unwrap();
+                    answered += 1;
+                }
+            }
+            // The parsed entry point gives the same answers as the raw one.
+            let accepted: Vec<Request<'_>> = refs
+                .iter()
+                .filter_map(|p| accept_request(p, &s.srv).ok())
+                .collect();
+            if !accepted.is_empty() {
+                let parsed = respond_parsed(&accepted, time, &s.key).unwrap();
+                let from_raw: Vec<_> = batched
+                    .iter()
+                    .zip(&refs)
+                    .filter(|(_, p)| accept_request(p, &s.srv).is_ok())
+                    .map(|(r, _)| r.clone())
+                    .collect();
+                assert_eq!(parsed, from_raw, "round {round}");
+            }
+        }
+        assert!(answered > 1000, "{answered}");
     }
 
     #[test]

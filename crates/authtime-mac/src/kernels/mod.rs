@@ -29,6 +29,7 @@ pub(crate) mod sha256_wide;
 mod sha256_x16;
 #[cfg(target_arch = "x86_64")]
 mod sha256_x86;
+pub(crate) mod sha512_lanes;
 #[cfg(target_arch = "x86_64")]
 mod sha_pad_x86;
 pub(crate) mod sha_x86;

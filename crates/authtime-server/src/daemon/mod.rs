@@ -156,7 +156,12 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
     let mut tx_stamps = true;
     let mut receive_buffer = usize::MAX;
     for &addr in &settings.listen {
-        match sockets::bind_group(addr, settings.workers, settings.data_path.receive_buffer) {
+        match sockets::bind_group(
+            addr,
+            settings.workers,
+            settings.data_path.receive_buffer,
+            true,
+        ) {
             Ok((bound, sockets, support)) => {
                 kernel_timestamps &= support.rx_stamps;
                 tx_stamps &= support.tx_stamps;

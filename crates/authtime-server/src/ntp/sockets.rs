@@ -25,6 +25,9 @@ pub(crate) struct SocketSupport {
 /// buffers of `receive_buffer` bytes (as the kernel counts them). Port 0
 /// binds the first socket to a free port and the others to the same one.
 /// Returns the bound address, the sockets, and what the kernel granted.
+/// With `stamps` off (Roughtime, which answers with the clock read once
+/// per batch and reads no drop count), the kernel attaches neither receive
+/// timestamps nor drop counts, and builds no control messages per datagram.
 ///
 /// # Errors
 /// The first socket that cannot be created or bound.
@@ -32,6 +35,7 @@ pub(crate) fn bind_group(
     addr: SocketAddr,
     count: usize,
     receive_buffer: usize,
+    stamps: bool,
 ) -> io::Result<(SocketAddr, Vec<UdpSocket>, SocketSupport)> {
     let mut bound = addr;
     let mut sockets = Vec::with_capacity(count);
@@ -58,11 +62,16 @@ pub(crate) fn bind_group(
         if let Some(local) = socket.local_addr()?.as_socket() {
             bound = local;
         }
-        let stamps = authtime_packet_io::enable_timestamps(&socket, true);
-        support.rx_stamps &= stamps.receive;
-        support.tx_stamps &= stamps.transmit;
-        // Best effort: without it the kernel's drops are not counted.
-        let _ = authtime_packet_io::enable_drop_counter(&socket);
+        if stamps {
+            let granted = authtime_packet_io::enable_timestamps(&socket, true);
+            support.rx_stamps &= granted.receive;
+            support.tx_stamps &= granted.transmit;
+            // Best effort: without it the kernel's drops are not counted.
+            let _ = authtime_packet_io::enable_drop_counter(&socket);
+        } else {
+            support.rx_stamps = false;
+            support.tx_stamps = false;
+        }
         sockets.push(UdpSocket::from(socket));
     }
     Ok((bound, sockets, support))
@@ -75,7 +84,7 @@ mod tests {
     #[test]
     fn a_group_shares_one_port() {
         let (addr, sockets, support) =
-            bind_group("127.0.0.1:0".parse().expect("addr"), 3, 65_536).expect("bind");
+            bind_group("127.0.0.1:0".parse().expect("addr"), 3, 65_536, true).expect("bind");
         assert_ne!(addr.port(), 0);
         assert_eq!(sockets.len(), 3);
         assert!(support.rx_stamps && support.tx_stamps, "{support:?}");

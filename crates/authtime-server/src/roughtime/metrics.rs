@@ -89,7 +89,7 @@ impl Refusal {
 }
 
 /// Upper bounds of the batch-size histogram's buckets (the last is +Inf).
-const BATCH_BOUNDS: [u64; 6] = [1, 2, 4, 8, 16, 32];
+const BATCH_BOUNDS: [u64; 7] = [1, 2, 4, 8, 16, 32, 64];
 
 /// Every Roughtime counter.
 #[derive(Debug, Default)]
@@ -294,6 +294,7 @@ mod tests {
             "authtime_roughtime_batch_size_bucket{le=\"1\"} 1",
             "authtime_roughtime_batch_size_bucket{le=\"4\"} 2",
             "authtime_roughtime_batch_size_bucket{le=\"32\"} 2",
+            "authtime_roughtime_batch_size_bucket{le=\"64\"} 3",
             "authtime_roughtime_batch_size_bucket{le=\"+Inf\"} 3",
             "authtime_roughtime_batch_size_sum 44",
             "authtime_roughtime_batch_size_count 3",

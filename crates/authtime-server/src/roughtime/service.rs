@@ -106,7 +106,12 @@ pub(crate) fn start(
         running.threads.push(thread);
     }
     for &addr in &settings.listen {
-        let (bound, udp, _) = match sockets::bind_group(addr, settings.workers, RECEIVE_BUFFER) {
+        let (bound, udp, _) = match sockets::bind_group(
+            addr,
+            settings.workers,
+            RECEIVE_BUFFER,
+            false,
+        ) {
             Ok(group) => group,
             Err(e) if settings.listen_is_default && family_unavailable(&e) => {
                 tracing::warn!(%addr, error = %e, "address family unavailable; no Roughtime there");

@@ -1,7 +1,9 @@
-//! The Roughtime UDP worker: one `recvmmsg` batch in, one call of the
-//! sans-IO core (`authtime_roughtime::respond_batch`: one Merkle tree and one
-//! signature per version) for every request of it that passed the filters,
-//! one `sendmmsg` out. [`answer_requests`] is shared with the TCP server.
+//! The Roughtime UDP worker: one `recvmmsg` batch of up to [`BATCH`]
+//! requests in, one call of the sans-IO core
+//! (`authtime_roughtime::respond_parsed`: one Merkle tree and one signature
+//! per version) for every request of it that passed the filters, one
+//! `sendmmsg` out. Each request is parsed once, here, and the parsed form is
+//! what the core answers. [`answer_requests`] is shared with the TCP server.
 //!
 //! The time answered with is the system clock, rounded to the second; the
 //! radius is what the clock state says the uncertainty is ([`radius`]), and
@@ -16,7 +18,7 @@ use authtime_clock::Announcement;
 use authtime_packet_io::{RecvBatch, SendBatch};
 use authtime_proto::RateVerdict;
 use authtime_roughtime::request::MIN_REQUEST_PACKET;
-use authtime_roughtime::{BatchTime, parse_request, respond_batch};
+use authtime_roughtime::{BatchTime, parse_request, respond_parsed};
 use authtime_wire::UnixTime;
 
 use crate::admission::access::AccessList;
@@ -25,6 +27,11 @@ use crate::clock;
 use crate::clock::state::{ClockState, ClockView};
 use crate::roughtime::keys::RoughtimeKeys;
 use crate::roughtime::metrics::{Refusal, RoughtimeMetrics};
+
+/// Requests per `recvmmsg`, so at most this many share a signature: 64, as
+/// roughenough reads, twice the NTP worker's batch. The receive buffers are
+/// 64 × 2 KiB per worker.
+const BATCH: usize = 64;
 
 /// What the UDP workers and the TCP connections share.
 #[derive(Debug)]
@@ -90,9 +97,8 @@ pub(crate) fn answer_requests(
         return out;
     }
     let now_ns = u64::try_from(shared.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    let mut batch: Vec<&[u8]> = Vec::with_capacity(requests.len());
+    let mut batch = Vec::with_capacity(requests.len());
     let mut origin = Vec::with_capacity(requests.len());
-    let mut versions = Vec::with_capacity(requests.len());
     for (i, (bytes, peer)) in requests.iter().enumerate() {
         if !shared.access.is_open() && !shared.access.allows(*peer) {
             m.refuse(Refusal::Denied, 1);
@@ -119,26 +125,25 @@ pub(crate) fn answer_requests(
             m.refuse(Refusal::RateLimited, 1);
             continue;
         }
-        batch.push(bytes);
+        batch.push(request);
         origin.push(i);
-        versions.push(request.version);
     }
     if batch.is_empty() {
         return out;
     }
     let time = BatchTime { midpoint, radius };
-    match respond_batch(&batch, time, &active.key, &active.srv) {
+    match respond_parsed(&batch, time, &active.key) {
         Ok(responses) => {
             m.batch(batch.len());
-            let mut signed = versions.clone();
+            let mut signed: Vec<_> = batch.iter().map(|r| r.version).collect();
             signed.sort_unstable();
             signed.dedup();
             m.signatures
                 .fetch_add(signed.len() as u64, Ordering::Relaxed);
-            for ((response, i), version) in responses.into_iter().zip(origin).zip(versions) {
+            for ((response, i), request) in responses.into_iter().zip(origin).zip(&batch) {
                 match response {
                     Ok(bytes) => {
-                        m.sent(version);
+                        m.sent(request.version);
                         out[i] = Some(bytes);
                     }
                     Err(e) => m.refuse(Refusal::from_error(&e), 1),
@@ -155,8 +160,8 @@ const ERROR_LOG_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Serves Roughtime on `socket` until the stop flag is set.
 pub(crate) fn run(socket: &UdpSocket, shared: &RoughtimeShared) {
-    let mut rx = RecvBatch::new();
-    let mut send = SendBatch::new();
+    let mut rx = RecvBatch::<BATCH>::boxed();
+    let mut send = SendBatch::<BATCH>::boxed();
     let mut clock_view = ClockView::new(&shared.clock);
     let mut last_error_log: Option<Instant> = None;
     while !shared.stop.load(Ordering::Relaxed) {
