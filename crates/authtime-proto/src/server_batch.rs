@@ -17,9 +17,10 @@ use authtime_wire::NtpTimestamp;
 use crate::server::{CheckedRequest, ReplyKind, RequestAuth, truncated_matches};
 use crate::{DropReason, PreparedReply, Server, ServerAction, ServerStats};
 
-/// Datagrams handled together; longer batches are split (`recvmmsg` batches
-/// are typically 32 or 64).
-pub const MAX_BATCH: usize = 64;
+/// Datagrams handled together; longer batches are split. The daemon's NTP
+/// worker receives 32 at a time; the working arrays are this long and filled
+/// for every batch, so a larger bound would cost every small batch.
+pub const MAX_BATCH: usize = 32;
 
 /// One datagram of a batch: the request and its receive timestamp in, the
 /// reply buffer and the action out.

@@ -32,6 +32,11 @@ impl UnixTime {
     /// into the seconds (saturating at the ends of the `i64` range).
     #[must_use]
     pub fn new(secs: i64, nanos: u32) -> Self {
+        // The common case (a clock reading) needs no carry and no 128-bit
+        // division.
+        if u64::from(nanos) < NANOS_PER_SEC {
+            return Self { secs, nanos };
+        }
         Self::from_nanos(i128::from(secs) * i128::from(NANOS_PER_SEC) + i128::from(nanos))
     }
 

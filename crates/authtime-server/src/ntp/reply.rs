@@ -357,7 +357,13 @@ fn add_ns(ts: NtpTimestamp, ns: i64) -> NtpTimestamp {
     if ns == 0 {
         return ts;
     }
-    let bits = (i128::from(ns) << 32) / 1_000_000_000;
+    // The send-path delays added here are microseconds: 64-bit arithmetic
+    // is exact below 2^31 ns, and spares a 128-bit division per reply.
+    let bits = if ns.unsigned_abs() < 1 << 31 {
+        (ns << 32) / 1_000_000_000
+    } else {
+        ((i128::from(ns) << 32) / 1_000_000_000) as i64
+    };
     NtpTimestamp::from_bits(ts.to_bits().wrapping_add(bits as u64))
 }
 
@@ -392,5 +398,35 @@ fn save_tx(
 ) {
     if table.insert(rx, t3, TxSource::Daemon) == Inserted::Evicted {
         served.evicted += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_ns_agrees_with_128_bit_arithmetic() {
+        let t = NtpTimestamp::from_bits(0x1234_5678_9abc_def0);
+        for ns in [
+            -5_000_000_000i64,
+            -(1 << 31),
+            -200_000,
+            -1,
+            1,
+            999,
+            200_000,
+            (1 << 31) - 1,
+            1 << 31,
+            7_000_000_000,
+        ] {
+            let bits = ((i128::from(ns) << 32) / 1_000_000_000) as u64;
+            assert_eq!(
+                add_ns(t, ns).to_bits(),
+                t.to_bits().wrapping_add(bits),
+                "{ns}"
+            );
+        }
+        assert_eq!(add_ns(t, 0), t);
     }
 }
