@@ -768,12 +768,13 @@ const KEYSTORE: Section = Section {
             kind: ValueKind::String,
             choices: &["auto", "aes-siv-cmac-256", "aes-siv-cmac-512"],
             default: DefaultValue::Value("\"auto\""),
-            text: "The AEAD new master keys seal cookies with. `auto` keeps the AEAD of the \
-                   ring's newest key, so that a fleet keeps what all its servers read, and \
-                   gives a new ring AES-SIV-CMAC-256. Releases before 2026-11-27 read only \
-                   AES-SIV-CMAC-512 keys: set `aes-siv-cmac-256` once every server sharing the \
-                   store runs this release or later. Cookies sealed under older keys open \
-                   under their own AEAD until their key expires.",
+            text: "The AEAD new master keys seal cookies with: \"auto\", \"aes-siv-cmac-256\" \
+                   or \"aes-siv-cmac-512\". \"auto\" keeps the AEAD of the ring's newest key, so \
+                   that a fleet keeps what all its servers read, and gives a new ring \
+                   AES-SIV-CMAC-256. Releases before 2026-11-27 read only AES-SIV-CMAC-512 keys: \
+                   set \"aes-siv-cmac-256\" on every server sharing the store once all run this \
+                   release or later. Cookies sealed under older keys open under their own AEAD \
+                   until their key expires.",
         },
         Key {
             name: "poll-interval",
