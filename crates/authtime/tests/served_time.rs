@@ -298,6 +298,24 @@ fn requests_older_than_the_bound_are_dropped_not_answered_late() {
     // Answered while fresh.
     exchange(&socket, serve.addr, &request(0, 0, 1));
     serve.process.signal("STOP");
+    // The requests must find the server stopped: wait until every thread is
+    // (state T in /proc), or a busy machine may let the worker run on.
+    let pid = serve.process.pid();
+    let stopped = || {
+        std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|tasks| {
+            tasks.flatten().all(|t| {
+                std::fs::read_to_string(t.path().join("stat"))
+                    .ok()
+                    .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.starts_with('T')))
+                    .unwrap_or(true)
+            })
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !stopped() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(stopped(), "the server did not stop");
     for k in 0..40u64 {
         socket
             .send_to(&request(0, 0, 100 + k), serve.addr)
