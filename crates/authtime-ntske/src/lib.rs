@@ -17,14 +17,22 @@
 //!   over UDP, NAK recovery) and `cookie_store`, the jar kept in a file
 //!   between runs. The server daemon builds without it.
 //!
+//! - [`balancer`] (driver) and [`balancer_core`] (sans-IO selection): the NTS-KE load
+//!   balancer of draft-ietf-ntp-nts-keyexchange-pool-00, which answers clients with
+//!   cookies a pool member made for keys sent in a Fixed Key Request
+//!   ([`pool_client`], [`pool_client_io`]); plugged into the server as a
+//!   [`KeResponder`].
+//!
 //! What it does not do: make or open cookies, or run AEADs (that is `authtime-nts`,
 //! reached through [`CookieIssuer`]), nor build or check NTS-protected NTP packets
-//! (the client session calls `authtime-nts` and `authtime-proto` for those). No
-//! pool records (draft-venhoek, ntpd-rs: refused or ignored as RFC 8915 section 4
-//! says) and no keep-alive; of chrony's private records only the compliant-128gcm
+//! (the client session calls `authtime-nts` and `authtime-proto` for those). The local
+//! server refuses or ignores pool records as RFC 8915 section 4 says, and there is no
+//! keep-alive; of chrony's private records only the compliant-128gcm
 //! export record ([`record::peer_record_type`], docs/nts.md).
 
 pub mod aead;
+pub mod balancer;
+pub mod balancer_core;
 pub mod cert_time;
 pub mod client;
 pub mod client_core;
@@ -43,12 +51,15 @@ pub mod key_export;
 pub mod message;
 pub mod metrics;
 pub mod ntp_server_name;
+pub mod pool_client;
+pub mod pool_client_io;
 pub mod pool_record;
 pub mod record;
 pub mod server;
 pub mod server_core;
 pub mod tls_config;
 
+pub use balancer::{Balancer, BalancerConfig};
 pub use cert_time::CertTime;
 pub use client::{KeClient, KeClientError, KeOutcome, fetch};
 pub use client_core::{NegotiatedSession, ResponseError};
@@ -61,7 +72,7 @@ pub use key_export::{KeyExporter, SessionKeys};
 pub use message::{MessageError, MessageLimits, MessageReader};
 pub use metrics::{KeMetrics, KeMetricsSnapshot};
 pub use record::Record;
-pub use server::{KeServer, KeServerConfig, KeServerError, KeServerHandle};
+pub use server::{KeResponder, KeServer, KeServerConfig, KeServerError, KeServerHandle};
 pub use server_core::{CookieIssueError, CookieIssuer, KeServerCore, ServerCoreConfig};
 
 /// TCP port of NTS-KE (RFC 8915 section 7.1).

@@ -27,6 +27,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
 use crate::ALPN_NTSKE;
+use crate::balancer::Balancer;
 use crate::client_limit::{Admission, ClientLimitConfig, ClientLimiter, ClientTicket};
 use crate::message::{MessageError, MessageLimits, MessageReader, Progress};
 use crate::metrics::{KeMetrics, KeMetricsSnapshot, SessionOutcome};
@@ -123,8 +124,34 @@ impl std::error::Error for KeServerError {}
 /// Size and modification time of the two certificate files, to notice replacements.
 type FileStamp = Option<[(SystemTime, u64); 2]>;
 
+/// What answers a request once it is read: the local core (cookies made here) or a
+/// key-exchange load balancer (cookies made by a pool member).
+#[derive(Clone, Debug)]
+pub enum KeResponder {
+    /// Cookies from this server's [`CookieIssuer`].
+    Local(KeServerCore),
+    /// Cookies from a backend chosen by the [`Balancer`]; its health checks run
+    /// with the server.
+    Balancer(Arc<Balancer>),
+}
+
+impl KeResponder {
+    /// The response to `records` (End of Message included) from a client whose TLS
+    /// session is `connection`.
+    pub async fn respond(
+        &self,
+        records: &[Record],
+        connection: &rustls::ServerConnection,
+    ) -> ServerResponse {
+        match self {
+            Self::Local(core) => core.respond_to_records(records, connection),
+            Self::Balancer(balancer) => balancer.respond(records, connection).await,
+        }
+    }
+}
+
 struct Shared {
-    core: KeServerCore,
+    responder: KeResponder,
     tls: RwLock<Arc<rustls::ServerConfig>>,
     chain_path: PathBuf,
     key_path: PathBuf,
@@ -257,6 +284,16 @@ impl KeServer {
         config: KeServerConfig,
         issuer: Arc<dyn CookieIssuer>,
     ) -> Result<Self, KeServerError> {
+        let core = KeServerCore::new(config.core.clone(), issuer).map_err(KeServerError::Config)?;
+        Self::bind_responder(config, KeResponder::Local(core)).await
+    }
+
+    /// [`KeServer::bind`] answering through `responder` (`config.core` is then used only
+    /// by a [`KeResponder::Local`], which carries its own).
+    pub async fn bind_responder(
+        config: KeServerConfig,
+        responder: KeResponder,
+    ) -> Result<Self, KeServerError> {
         if config.max_connections == 0 {
             return Err(KeServerError::Limits("max-connections"));
         }
@@ -271,7 +308,6 @@ impl KeServer {
         if config.handshake_timeout.is_zero() || config.session_timeout.is_zero() {
             return Err(KeServerError::Limits("timeout"));
         }
-        let core = KeServerCore::new(config.core, issuer).map_err(KeServerError::Config)?;
         let tls =
             server_config_from_files(&config.certificate_chain_path, &config.private_key_path)
                 .map_err(KeServerError::Tls)?;
@@ -289,7 +325,7 @@ impl KeServer {
         }
         let (shutdown, _) = watch::channel(false);
         let shared = Arc::new(Shared {
-            core,
+            responder,
             tls: RwLock::new(tls),
             chain_path: config.certificate_chain_path,
             key_path: config.private_key_path,
@@ -337,6 +373,9 @@ impl KeServer {
         let mut tasks = JoinSet::new();
         for listener in self.listeners {
             tasks.spawn(accept_loop(self.shared.clone(), listener));
+        }
+        if let KeResponder::Balancer(balancer) = &self.shared.responder {
+            tasks.spawn(balancer.clone().run_health_checks());
         }
         if let Some(interval) = self.reload_poll_interval {
             let shared = self.shared.clone();
@@ -492,7 +531,7 @@ async fn serve_connection(shared: &Shared, stream: TcpStream) -> SessionOutcome 
         ),
         Ok(Ok(records)) => {
             let started = std::time::Instant::now();
-            let response = shared.core.respond_to_records(&records, tls.get_ref().1);
+            let response = shared.responder.respond(&records, tls.get_ref().1).await;
             shared.metrics.record_latency(started.elapsed());
             let outcome = classify(&response);
             (response, outcome)

@@ -168,6 +168,12 @@ pub enum RequestError {
     KeyExport(ExportError),
     /// The cookie issuer failed or returned unusable cookies. Internal Server Error.
     Cookies(CookieIssueError),
+    /// A key-exchange load balancer has no backend to send the client to. Internal
+    /// Server Error.
+    NoBackend,
+    /// A key-exchange load balancer's backend failed after the client's keys were
+    /// sent to it (the text says how). Internal Server Error.
+    Backend(String),
 }
 
 impl RequestError {
@@ -175,7 +181,9 @@ impl RequestError {
     pub fn error_code(&self) -> u16 {
         match self {
             Self::UnrecognizedCriticalRecord { .. } => error_code::UNRECOGNIZED_CRITICAL_RECORD,
-            Self::KeyExport(_) | Self::Cookies(_) => error_code::INTERNAL_SERVER_ERROR,
+            Self::KeyExport(_) | Self::Cookies(_) | Self::NoBackend | Self::Backend(_) => {
+                error_code::INTERNAL_SERVER_ERROR
+            }
             Self::Message(_)
             | Self::NextProtocolCount(_)
             | Self::EmptyNextProtocol
@@ -217,6 +225,8 @@ impl fmt::Display for RequestError {
             Self::Timeout => f.write_str("timed out waiting for the request"),
             Self::KeyExport(e) => write!(f, "{e}"),
             Self::Cookies(e) => write!(f, "{e}"),
+            Self::NoBackend => f.write_str("no backend available"),
+            Self::Backend(e) => write!(f, "backend: {e}"),
         }
     }
 }
@@ -265,11 +275,11 @@ impl fmt::Debug for KeServerCore {
 }
 
 /// The parts of a request the server acts on.
-struct Request {
-    protocols: Vec<u16>,
-    aeads: Option<Vec<u16>>,
+pub(crate) struct Request {
+    pub(crate) protocols: Vec<u16>,
+    pub(crate) aeads: Option<Vec<u16>>,
     /// chrony's compliant-128gcm record was present (see [`choose_aead`]).
-    compliant_128gcm: bool,
+    pub(crate) compliant_128gcm: bool,
 }
 
 /// The first of the client's AEADs the server supports, in the client's order, and
@@ -282,7 +292,7 @@ struct Request {
 /// session would fail on its first NTP request; AES-SIV-CMAC-256 works with every
 /// chrony. A client that offers only 30 gets 30 with the RFC context (RFC 8915 section
 /// 5.1), as RFC 8915 asks.
-fn choose_aead(request: &Request, supported: &[u16]) -> Option<(u16, bool)> {
+pub(crate) fn choose_aead(request: &Request, supported: &[u16]) -> Option<(u16, bool)> {
     let aeads = request.aeads.as_deref().unwrap_or_default();
     let common = || aeads.iter().copied().filter(|id| supported.contains(id));
     let first = common().next()?;
@@ -436,7 +446,7 @@ fn check_issued_cookies(cookies: &[Vec<u8>], wanted: usize) -> Result<(), Reques
 }
 
 /// Checks the record structure of a request (RFC 8915 sections 4.1.1-4.1.8).
-fn parse_request(records: &[Record]) -> Result<Request, RequestError> {
+pub(crate) fn parse_request(records: &[Record]) -> Result<Request, RequestError> {
     // Unknown critical records win over every other complaint: the client learns which
     // record we do not understand (chrony answers the same way).
     if let Some(Record::Unknown { record_type, .. }) = records

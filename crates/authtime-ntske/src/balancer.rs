@@ -1,0 +1,426 @@
+//! The NTS-KE load balancer (KELB) of draft-ietf-ntp-nts-keyexchange-pool-00: the
+//! client's NTS-KE ends here (on the [`crate::server::KeServer`] listener, with its
+//! limits, timeouts and certificate reload), and a pool member makes the cookies.
+//!
+//! Per request: the client's records are checked ([`parse_client_request`]), a
+//! backend is chosen ([`BalancerCore::select`]), a TLS connection to it is opened;
+//! only then are C2S and S2C exported from the client's session for the chosen AEAD
+//! and sent in a Fixed Key Request with the backend's token. A connection or TLS
+//! failure marks the backend down and another is tried (the keys have not left); a
+//! failure after the request was sent is answered with Internal Server Error and no
+//! other backend gets those keys (each client's keys go to at most one time source).
+//! The client gets Next Protocol, AEAD, the backend's cookies, Server (the backend's
+//! own record, else the backend's configured name), Port (the backend's, else the
+//! configured one, else none) and End of Message.
+//!
+//! Health: a Support query to every backend every check interval (jittered by
+//! +-25%), which marks it up or down and records its AEADs. One connection per
+//! request and per check: Keep Alive reuse is not implemented.
+
+use std::fmt;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::aead;
+use crate::balancer_core::{BalancerCore, Selection, parse_client_request};
+use crate::key_export::{KeyExporter, export_session_keys};
+use crate::ntp_server_name::{ServerNameError, validate_ntp_server_name};
+use crate::pool_client::{FixedKeyAnswer, PoolToken, fixed_key_request, parse_fixed_key_response};
+use crate::pool_client_io::{BackendEndpoint, BackendIoError, query_support};
+use crate::record::{NEXT_PROTOCOL_NTPV4, Record, encode_records, peer_record_type};
+use crate::server_core::{KeServerCore, Negotiated, RequestError, ServerResponse};
+
+/// Most backends tried for one request (each failed connect costs up to the timeout).
+pub const MAX_ATTEMPTS: usize = 3;
+
+/// One pool member.
+#[derive(Clone, Debug)]
+pub struct BackendConfig {
+    /// NTP server name given to clients when the backend sends no Server record; also
+    /// what NTP Server Deny records match (ASCII case ignored).
+    pub name: String,
+    /// Its NTS-KE address and TLS settings.
+    pub endpoint: BackendEndpoint,
+    /// The balancer's token at this backend.
+    pub token: PoolToken,
+    /// Share of the clients (smooth weighted round-robin), at least 1.
+    pub weight: u32,
+    /// NTP port given to clients when the backend sends no Port record.
+    pub ntp_port: Option<u16>,
+}
+
+/// The balancer's settings.
+#[derive(Clone, Debug)]
+pub struct BalancerConfig {
+    /// The backends, at least one, names unique.
+    pub backends: Vec<BackendConfig>,
+    /// Time between health checks of a backend (jittered by +-25%).
+    pub check_interval: Duration,
+    /// Limit on each step with a backend (connect and TLS; request and answer).
+    pub timeout: Duration,
+}
+
+/// A balancer configuration that cannot work.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BalancerConfigError {
+    /// No backend.
+    NoBackends,
+    /// Two backends with this name.
+    DuplicateName(String),
+    /// A name that cannot go in a Server record.
+    BadName(String, ServerNameError),
+    /// A zero check interval or timeout.
+    ZeroDuration,
+}
+
+impl fmt::Display for BalancerConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoBackends => f.write_str("no backend"),
+            Self::DuplicateName(n) => write!(f, "backend name {n:?} is used twice"),
+            Self::BadName(n, e) => write!(f, "backend name {n:?}: {e}"),
+            Self::ZeroDuration => f.write_str("check interval and timeout must not be zero"),
+        }
+    }
+}
+
+impl std::error::Error for BalancerConfigError {}
+
+#[derive(Debug, Default)]
+struct BackendCounters {
+    ok: AtomicU64,
+    backend_error: AtomicU64,
+    connect_failed: AtomicU64,
+    check_failures: AtomicU64,
+}
+
+/// One backend's counters and state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackendMetricsSnapshot {
+    /// Its name.
+    pub name: String,
+    /// Up after its last check or connection.
+    pub up: bool,
+    /// Requests answered with its cookies.
+    pub ok: u64,
+    /// Requests that failed after the keys were sent to it.
+    pub backend_error: u64,
+    /// Connections (or TLS handshakes) to it that failed; another backend was tried.
+    pub connect_failed: u64,
+    /// Health checks that failed.
+    pub check_failures: u64,
+}
+
+/// The balancer's counters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BalancerMetricsSnapshot {
+    /// Per backend, in configuration order.
+    pub backends: Vec<BackendMetricsSnapshot>,
+    /// Requests answered with Internal Server Error because no backend was available.
+    pub no_backend: u64,
+}
+
+/// The load balancer: backends, their state and counters.
+pub struct Balancer {
+    core: Mutex<BalancerCore>,
+    backends: Vec<BackendConfig>,
+    counters: Vec<BackendCounters>,
+    no_backend: AtomicU64,
+    check_interval: Duration,
+    timeout: Duration,
+}
+
+impl fmt::Debug for Balancer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Balancer")
+            .field("backends", &self.backends)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Balancer {
+    /// A balancer after checking `config`; every backend is down until checked.
+    pub fn new(config: BalancerConfig) -> Result<Self, BalancerConfigError> {
+        if config.backends.is_empty() {
+            return Err(BalancerConfigError::NoBackends);
+        }
+        if config.check_interval.is_zero() || config.timeout.is_zero() {
+            return Err(BalancerConfigError::ZeroDuration);
+        }
+        for (i, b) in config.backends.iter().enumerate() {
+            validate_ntp_server_name(&b.name)
+                .map_err(|e| BalancerConfigError::BadName(b.name.clone(), e))?;
+            if config.backends[..i]
+                .iter()
+                .any(|o| o.name.eq_ignore_ascii_case(&b.name))
+            {
+                return Err(BalancerConfigError::DuplicateName(b.name.clone()));
+            }
+        }
+        Ok(Self {
+            core: Mutex::new(BalancerCore::new(
+                config.backends.iter().map(|b| (b.name.clone(), b.weight)),
+            )),
+            counters: config
+                .backends
+                .iter()
+                .map(|_| BackendCounters::default())
+                .collect(),
+            backends: config.backends,
+            no_backend: AtomicU64::new(0),
+            check_interval: config.check_interval,
+            timeout: config.timeout,
+        })
+    }
+
+    fn core(&self) -> MutexGuard<'_, BalancerCore> {
+        match self.core.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// The counters and each backend's state.
+    pub fn metrics(&self) -> BalancerMetricsSnapshot {
+        let core = self.core();
+        BalancerMetricsSnapshot {
+            backends: core
+                .backends()
+                .iter()
+                .zip(&self.counters)
+                .map(|(b, c)| BackendMetricsSnapshot {
+                    name: b.name.clone(),
+                    up: b.up,
+                    ok: c.ok.load(Ordering::Relaxed),
+                    backend_error: c.backend_error.load(Ordering::Relaxed),
+                    connect_failed: c.connect_failed.load(Ordering::Relaxed),
+                    check_failures: c.check_failures.load(Ordering::Relaxed),
+                })
+                .collect(),
+            no_backend: self.no_backend.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Answers one client request whose records were read; `exporter` is the client's
+    /// TLS session.
+    pub async fn respond(
+        &self,
+        records: &[Record],
+        exporter: &(dyn KeyExporter + Sync),
+    ) -> ServerResponse {
+        let request = match parse_client_request(records) {
+            Ok(r) => r,
+            Err(e) => return KeServerCore::error_response(e),
+        };
+        let mut tried = Vec::new();
+        loop {
+            let selection = if tried.len() >= MAX_ATTEMPTS {
+                Selection::NoBackend
+            } else {
+                self.core().select(&request, &tried)
+            };
+            let (index, aead_id, confirm) = match selection {
+                Selection::NoCommonProtocol => {
+                    return answer(
+                        vec![Record::NextProtocol(vec![]), Record::EndOfMessage],
+                        Negotiated::NoCommonProtocol,
+                    );
+                }
+                Selection::NoCommonAead => {
+                    return answer(
+                        vec![
+                            Record::NextProtocol(vec![NEXT_PROTOCOL_NTPV4]),
+                            Record::AeadAlgorithm(vec![]),
+                            Record::EndOfMessage,
+                        ],
+                        Negotiated::NoCommonAead,
+                    );
+                }
+                Selection::NoBackend => {
+                    self.no_backend.fetch_add(1, Ordering::Relaxed);
+                    return KeServerCore::error_response(RequestError::NoBackend);
+                }
+                Selection::Backend {
+                    index,
+                    aead_id,
+                    confirm_compliant,
+                } => (index, aead_id, confirm_compliant),
+            };
+            tried.push(index);
+            let (Some(backend), Some(counters)) =
+                (self.backends.get(index), self.counters.get(index))
+            else {
+                continue;
+            };
+            let mut connection = match backend.endpoint.connect(self.timeout).await {
+                Ok(c) => c,
+                Err(e) => {
+                    counters.connect_failed.fetch_add(1, Ordering::Relaxed);
+                    self.core().mark_down(index);
+                    tracing::warn!(backend = %backend.name, "NTS-KE backend connect failed, marked down: {e}");
+                    continue;
+                }
+            };
+            // From here the keys leave: whatever happens, no other backend gets them.
+            let result = self
+                .exchange(backend, &mut connection, aead_id, exporter)
+                .await;
+            tokio::spawn(connection.close());
+            return match result {
+                Ok(answer) => {
+                    counters.ok.fetch_add(1, Ordering::Relaxed);
+                    client_answer(backend, aead_id, confirm, answer)
+                }
+                Err(e) => {
+                    counters.backend_error.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(backend = %backend.name, "NTS-KE backend failed after the keys were sent: {e}");
+                    KeServerCore::error_response(match e {
+                        ExchangeError::Export(e) => RequestError::KeyExport(e),
+                        other => RequestError::Backend(other.to_string()),
+                    })
+                }
+            };
+        }
+    }
+
+    async fn exchange(
+        &self,
+        backend: &BackendConfig,
+        connection: &mut crate::pool_client_io::BackendConnection,
+        aead_id: u16,
+        exporter: &(dyn KeyExporter + Sync),
+    ) -> Result<FixedKeyAnswer, ExchangeError> {
+        let key_len = aead::key_len(aead_id).ok_or(ExchangeError::Encode)?;
+        let request = {
+            let keys =
+                export_session_keys(exporter, aead_id, key_len).map_err(ExchangeError::Export)?;
+            fixed_key_request(&backend.token, aead_id, &keys, false)
+                .map_err(|_| ExchangeError::Encode)?
+        };
+        let records = connection
+            .exchange(&request, self.timeout)
+            .await
+            .map_err(ExchangeError::Io)?;
+        drop(request);
+        parse_fixed_key_response(&records, aead_id)
+            .map_err(|e| ExchangeError::Io(BackendIoError::Backend(e)))
+    }
+
+    /// One health check of every backend (a Support query each, one after the other).
+    pub async fn check_all(&self) {
+        for (index, backend) in self.backends.iter().enumerate() {
+            let result = query_support(&backend.endpoint, &backend.token, self.timeout).await;
+            let was_up = self.core().backends().get(index).is_some_and(|b| b.up);
+            match result {
+                Ok(support) => {
+                    self.core().record_check(index, Some(&support));
+                    if !was_up {
+                        tracing::info!(backend = %backend.name, aeads = ?support.usable_aeads(), "NTS-KE backend up");
+                    }
+                }
+                Err(e) => {
+                    if let Some(c) = self.counters.get(index) {
+                        c.check_failures.fetch_add(1, Ordering::Relaxed);
+                    }
+                    self.core().record_check(index, None);
+                    if was_up {
+                        tracing::warn!(backend = %backend.name, "NTS-KE backend down: {e}");
+                    } else {
+                        tracing::debug!(backend = %backend.name, "NTS-KE backend check failed: {e}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Checks every backend now and then every check interval (jittered), forever.
+    pub async fn run_health_checks(self: Arc<Self>) {
+        let mut rng = std::collections::hash_map::RandomState::new().build_hasher();
+        loop {
+            self.check_all().await;
+            rng.write_u64(0x9e37_79b9_7f4a_7c15);
+            tokio::time::sleep(jittered(self.check_interval, rng.finish())).await;
+        }
+    }
+}
+
+/// `interval` scaled by a factor in [0.75, 1.25) drawn from `random`.
+pub fn jittered(interval: Duration, random: u64) -> Duration {
+    // 768..1280 in 1024ths: 0.75 up to 1.25 (excluded).
+    let factor = 768 + u128::from(random >> 55);
+    let nanos = interval.as_nanos().saturating_mul(factor) / 1024;
+    Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+}
+
+#[derive(Debug)]
+enum ExchangeError {
+    Export(crate::key_export::ExportError),
+    Encode,
+    Io(BackendIoError),
+}
+
+impl fmt::Display for ExchangeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Export(e) => write!(f, "{e}"),
+            Self::Encode => f.write_str("request not encodable"),
+            Self::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+fn answer(records: Vec<Record>, negotiated: Negotiated) -> ServerResponse {
+    match encode_records(&records) {
+        Ok(bytes) => ServerResponse {
+            bytes,
+            result: Ok(negotiated),
+        },
+        Err(e) => KeServerCore::error_response(RequestError::Backend(e.to_string())),
+    }
+}
+
+/// The response to the client built from a backend's answer.
+fn client_answer(
+    backend: &BackendConfig,
+    aead_id: u16,
+    confirm_compliant: bool,
+    answer_from_backend: FixedKeyAnswer,
+) -> ServerResponse {
+    let session = answer_from_backend.session;
+    let mut out = Vec::with_capacity(session.cookies.len() + 6);
+    out.push(Record::NextProtocol(vec![NEXT_PROTOCOL_NTPV4]));
+    out.push(Record::AeadAlgorithm(vec![aead_id]));
+    if confirm_compliant {
+        out.push(Record::Unknown {
+            critical: false,
+            record_type: peer_record_type::CHRONY_COMPLIANT_128GCM_EXPORT,
+            body: Vec::new(),
+        });
+    }
+    out.push(Record::Server(
+        session.ntp_server.unwrap_or_else(|| backend.name.clone()),
+    ));
+    if let Some(port) = session.ntp_port.or(backend.ntp_port) {
+        out.push(Record::Port(port));
+    }
+    let cookies = session.cookies.len();
+    out.extend(session.cookies.into_iter().map(Record::NewCookie));
+    out.push(Record::EndOfMessage);
+    answer(out, Negotiated::Ntpv4 { aead_id, cookies })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jitter_stays_within_a_quarter() {
+        let i = Duration::from_secs(10);
+        assert_eq!(jittered(i, 0), Duration::from_millis(7500));
+        assert!(jittered(i, u64::MAX) < Duration::from_millis(12_500));
+        assert!(jittered(i, u64::MAX) > Duration::from_millis(12_480));
+    }
+}
