@@ -60,6 +60,8 @@ pub enum ValueKind {
     Strings,
     /// Any value (only keys that moved elsewhere, to say so).
     Any,
+    /// An array of tables (`[[section.key]]`), whose keys the text lists.
+    Tables,
 }
 
 impl ValueKind {
@@ -74,6 +76,7 @@ impl ValueKind {
             Self::Path => "path",
             Self::Strings => "array of strings",
             Self::Any => "any",
+            Self::Tables => "array of tables",
         }
     }
 }
@@ -101,7 +104,17 @@ pub enum DefaultValue {
 
 /// Every section, in the order the page lists them.
 pub const SECTIONS: &[Section] = &[
-    NTP, CLOCK, RATE_LIMIT, ACCESS, METRICS, LOG, DAEMON, NTS_KE, KEYSTORE, ROUGHTIME,
+    NTP,
+    CLOCK,
+    RATE_LIMIT,
+    ACCESS,
+    METRICS,
+    LOG,
+    DAEMON,
+    NTS_KE,
+    NTS_KE_BALANCER,
+    KEYSTORE,
+    ROUGHTIME,
 ];
 
 /// Looks a section up by name.
@@ -706,6 +719,60 @@ const NTS_KE: Section = Section {
             choices: &[],
             default: DefaultValue::Value("64"),
             text: "Leading bits of an IPv6 address that identify one NTS-KE client, at most 128.",
+        },
+    ],
+};
+
+const NTS_KE_BALANCER: Section = Section {
+    name: "nts-ke-balancer",
+    presence_enables: true,
+    summary: "The NTS-KE server as a key-exchange load balancer of an NTS pool \
+              (draft-ietf-ntp-nts-keyexchange-pool-00). Present (it needs [nts-ke]), clients \
+              still do NTS-KE here, but their cookies come from a pool member (for example \
+              ntpd-rs 1.9 with accepted-pool-authentication-tokens): the server picks a \
+              backend that is up, by weight, skipping the names the client denies (NTP \
+              Server Deny) and backends without a common AEAD, exports the client's keys \
+              and sends them in a Fixed Key Request with the backend's token. A backend \
+              that cannot be connected to is marked down and another is tried; one that \
+              fails after the keys were sent gets no retry elsewhere (the client gets \
+              Internal Server Error). The client is told to use the backend's NTP server. \
+              No local cookies are issued.",
+    keys: &[
+        Key {
+            name: "check-interval",
+            kind: ValueKind::Float,
+            choices: &[],
+            default: DefaultValue::Value("10.0"),
+            text: "Seconds between health checks of each backend (a Support query, which also \
+                   learns its AEADs), 0.1 to 86400, jittered by up to a quarter either way. \
+                   The first round runs before NTS-KE is served.",
+        },
+        Key {
+            name: "timeout",
+            kind: ValueKind::Float,
+            choices: &[],
+            default: DefaultValue::Value("1.0"),
+            text: "Seconds allowed for each step with a backend (connect and TLS handshake; \
+                   request and answer), 0.05 to 60. A client's session stays bounded by \
+                   [nts-ke] session-timeout.",
+        },
+        Key {
+            name: "backend",
+            kind: ValueKind::Tables,
+            choices: &[],
+            default: DefaultValue::Value("[]"),
+            text: "The pool members, one [[nts-ke-balancer.backend]] table each, at least one. \
+                   Keys: name (required): the NTP server name given to clients when the \
+                   backend sends no Server record, and the name NTP Server Deny records \
+                   match (unique, ASCII case ignored); address (required): its NTS-KE \
+                   \"host:port\" (port 4460 when left out, IPv6 in brackets); tls-name: the \
+                   name its certificate must hold (default: the host of address); ca-file: \
+                   PEM file of the CA to trust (default: the public roots); token-file \
+                   (required): the file holding the pool authentication token the backend \
+                   accepts, one word, read at start, refused unless only its owner can read \
+                   it (chmod 600); weight: its share of the clients, 1 to 1000000 (default \
+                   1); ntp-port: the NTP port given to clients when the backend sends no \
+                   Port record (default: none, clients use 123).",
         },
     ],
 };

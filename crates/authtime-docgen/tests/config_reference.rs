@@ -155,6 +155,9 @@ fn every_documented_type_is_the_parsers() {
                 ValueKind::String | ValueKind::Path => *inner == Shape::String,
                 ValueKind::Strings => *inner == Shape::Seq(Box::new(Shape::String)),
                 ValueKind::Any => *inner == Shape::Any,
+                ValueKind::Tables => {
+                    matches!(inner, Shape::Seq(element) if matches!(**element, Shape::Struct(_)))
+                }
             };
             if !matches {
                 problems.push(format!(
@@ -226,7 +229,7 @@ fn a_value_of_another_type_is_refused() {
                 ValueKind::Bool => r#""yes""#,
                 ValueKind::Integer | ValueKind::Float => r#""1""#,
                 ValueKind::String | ValueKind::Path => "1",
-                ValueKind::Strings => r#""x""#,
+                ValueKind::Strings | ValueKind::Tables => r#""x""#,
                 ValueKind::Any => continue,
             };
             let text = file_with(section, key, wrong);

@@ -23,6 +23,17 @@ use crate::pool_client::{
 };
 use crate::record::Record;
 
+/// The TLS name for `host` (a DNS name or an IP address, brackets of an IPv6 literal
+/// removed).
+pub fn tls_server_name(host: &str) -> Result<ServerName<'static>, String> {
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    ServerName::try_from(bare.to_owned())
+        .map_err(|_| format!("`{host}` is not a DNS name or an IP address"))
+}
+
 /// Where a backend is and how its certificate is checked.
 #[derive(Clone)]
 pub struct BackendEndpoint {

@@ -10,6 +10,7 @@ pub mod clock;
 pub mod data_path;
 pub mod file;
 pub mod location;
+pub mod nts_balancer;
 pub mod roughtime;
 
 use std::net::SocketAddr;
@@ -56,6 +57,9 @@ pub struct ConfigFile {
     pub keystore: Option<KeystoreSection>,
     /// `[roughtime]`: the Roughtime server; present = enabled.
     pub roughtime: Option<crate::config::roughtime::RoughtimeSection>,
+    /// `[nts-ke-balancer]`: NTS-KE answered by pool members (draft-ietf-ntp-nts-keyexchange-pool-00);
+    /// present = the NTS-KE server balances.
+    pub nts_ke_balancer: Option<nts_balancer::NtsBalancerSection>,
 }
 
 /// The standard NTS-KE port (RFC 8915 section 4).
@@ -214,6 +218,8 @@ pub struct NtsKeSettings {
     pub certificate_check_interval: Option<std::time::Duration>,
     /// Limits per client, checked before TLS; `None` when off.
     pub client_limits: Option<ClientLimitConfig>,
+    /// `[nts-ke-balancer]`: when set, requests are answered by pool members.
+    pub balancer: Option<nts_balancer::BalancerSettings>,
 }
 
 /// Validated NTS settings: the key store and, when enabled, NTS-KE.
@@ -658,6 +664,12 @@ impl ConfigFile {
         problems: &mut Vec<Problem>,
     ) -> Option<NtsSettings> {
         if self.keystore.is_none() && self.nts_ke.is_none() {
+            if self.nts_ke_balancer.is_some() {
+                problems.push(Problem::new(
+                    "nts-ke-balancer",
+                    "a balancer answers NTS-KE: it needs an [nts-ke] section",
+                ));
+            }
             return None;
         }
         let relative = |path: &Path| match config_dir {
@@ -745,10 +757,22 @@ impl ConfigFile {
             .map_err(|m| problems.push(Problem::new("keystore.poll-interval", m)))
             .unwrap_or_default();
         let sealing = store.validate_sealing(&relative, problems);
-        let ke = self
+        let mut ke = self
             .nts_ke
             .as_ref()
             .and_then(|ke| ke.validate(&relative, problems));
+        if let Some(balancer) = &self.nts_ke_balancer {
+            if self.nts_ke.is_none() {
+                problems.push(Problem::new(
+                    "nts-ke-balancer",
+                    "a balancer answers NTS-KE: it needs an [nts-ke] section",
+                ));
+            }
+            let settings = balancer.validate(&relative, problems);
+            if let Some(ke) = &mut ke {
+                ke.balancer = settings;
+            }
+        }
         Some(NtsSettings {
             store_location,
             rotation_interval: store.rotation_interval,
@@ -925,6 +949,7 @@ impl NtsKeSection {
             workers,
             certificate_check_interval: check,
             client_limits,
+            balancer: None,
         })
     }
 
@@ -975,7 +1000,7 @@ impl NtsKeSection {
 }
 
 /// A duration from seconds within `min..=max`.
-fn seconds(value: f64, min: f64, max: f64) -> Result<std::time::Duration, String> {
+pub(crate) fn seconds(value: f64, min: f64, max: f64) -> Result<std::time::Duration, String> {
     if value.is_finite() && (min..=max).contains(&value) {
         Ok(std::time::Duration::from_secs_f64(value))
     } else {

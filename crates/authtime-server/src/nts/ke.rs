@@ -9,7 +9,8 @@ use std::thread::JoinHandle;
 
 use authtime_nts::{AeadAlgorithm, SessionKeys, seal_cookie};
 use authtime_ntske::{
-    CookieIssueError, CookieIssuer, KeServer, KeServerConfig, KeServerHandle, ServerCoreConfig,
+    CookieIssueError, CookieIssuer, KeResponder, KeServer, KeServerConfig, KeServerHandle,
+    ServerCoreConfig,
     metrics::{KEY_EXCHANGE_GROUPS, KeMetricsSnapshot, bucket_upper_bound_us},
 };
 
@@ -113,10 +114,27 @@ pub(crate) fn start(
         }),
         ..ServerCoreConfig::default()
     };
-    let issuer = Arc::new(RingCookies { keeper });
-    let server = runtime
-        .block_on(KeServer::bind(config, issuer))
-        .map_err(|e| e.to_string())?;
+    let server = match &settings.balancer {
+        None => {
+            let issuer = Arc::new(RingCookies { keeper });
+            runtime.block_on(KeServer::bind(config, issuer))
+        }
+        Some(balancer) => {
+            let balancer = crate::nts::ke_balancer::build(balancer)?;
+            // One round of health checks before serving, so that the first clients
+            // find the backends up (each check is bounded by the balancer's timeout).
+            runtime.block_on(balancer.check_all());
+            let watched = Arc::clone(&balancer);
+            metrics.add_renderer(move |out| {
+                crate::nts::ke_balancer::render(out, &watched.metrics());
+            });
+            runtime.block_on(KeServer::bind_responder(
+                config,
+                KeResponder::Balancer(balancer),
+            ))
+        }
+    }
+    .map_err(|e| e.to_string())?;
     let local_addrs = server.local_addrs().to_vec();
     let handle = server.handle();
     let watched = handle.clone();

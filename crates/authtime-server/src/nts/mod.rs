@@ -2,4 +2,5 @@
 //! master keys kept in step with the key store.
 
 pub(crate) mod ke;
+pub(crate) mod ke_balancer;
 pub mod keys;
