@@ -86,6 +86,73 @@ pub fn client_response(data: &[u8]) {
     }
 }
 
+/// Runs the load balancer's backend-answer parsers on arbitrary bytes: a Support
+/// answer keeps bounded lists, a Fixed Key answer bounded cookies of the AEAD asked for.
+pub fn pool_backend_response(data: &[u8]) {
+    use crate::pool_client::{MAX_SUPPORTED_ENTRIES, parse_fixed_key_bytes, parse_support_bytes};
+    if let Ok(support) = parse_support_bytes(data) {
+        assert!(support.protocols.len() <= MAX_SUPPORTED_ENTRIES);
+        assert!(support.algorithms.len() <= MAX_SUPPORTED_ENTRIES);
+        for id in support.usable_aeads() {
+            assert!(crate::aead::key_len(id).is_some());
+        }
+    }
+    for aead_id in [15, 17] {
+        if let Ok(answer) = parse_fixed_key_bytes(data, aead_id) {
+            assert_eq!(answer.session.aead_id, aead_id);
+            assert!(
+                !answer.session.cookies.is_empty() && answer.session.cookies.len() <= MAX_COOKIES
+            );
+            assert_ne!(answer.session.ntp_port, Some(0));
+        }
+    }
+}
+
+/// Runs the load balancer's request parsing and backend selection on arbitrary
+/// request bytes: a backend is chosen only with an AEAD the client offered and the
+/// backend supports, never a denied one.
+pub fn balancer_request(data: &[u8]) {
+    use crate::balancer_core::{BalancerCore, MAX_DENIED, Selection, parse_client_request};
+    use crate::pool_client::Support;
+    use crate::pool_record::AlgorithmDescription;
+    let Ok(records) = decode_message(data, MessageLimits::REQUEST) else {
+        return;
+    };
+    let Ok(request) = parse_client_request(&records) else {
+        return;
+    };
+    assert!(request.denied().len() <= MAX_DENIED);
+    let mut core = BalancerCore::new([("a.example".to_owned(), 2), ("b.example".to_owned(), 1)]);
+    let support = |ids: &[u16]| Support {
+        protocols: vec![0],
+        algorithms: ids
+            .iter()
+            .map(|&aead_id| AlgorithmDescription {
+                aead_id,
+                key_len: crate::aead::key_len(aead_id).unwrap_or(0) as u16,
+            })
+            .collect(),
+        keep_alive: false,
+    };
+    core.record_check(0, Some(&support(&[15, 17])));
+    core.record_check(1, Some(&support(&[30, 15])));
+    let mut tried = Vec::new();
+    while let Selection::Backend { index, aead_id, .. } = core.select(&request, &tried) {
+        let backend = &core.backends()[index];
+        assert!(request.aeads().contains(&aead_id));
+        assert!(backend.aeads.contains(&aead_id));
+        assert!(
+            !request
+                .denied()
+                .iter()
+                .any(|d| d.eq_ignore_ascii_case(&backend.name))
+        );
+        assert!(!tried.contains(&index));
+        tried.push(index);
+    }
+    assert!(tried.len() <= 2);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +185,8 @@ mod tests {
             records(input);
             server_request(input);
             client_response(input);
+            pool_backend_response(input);
+            balancer_request(input);
         }
     }
 }
