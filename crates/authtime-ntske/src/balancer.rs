@@ -336,13 +336,15 @@ impl Balancer {
         }
     }
 
-    /// Checks every backend now and then every check interval (jittered), forever.
+    /// Checks every backend every check interval (jittered), forever; the first
+    /// round comes after one interval: call [`Balancer::check_all`] before serving
+    /// (every backend is down until checked).
     pub async fn run_health_checks(self: Arc<Self>) {
         let mut rng = std::collections::hash_map::RandomState::new().build_hasher();
         loop {
-            self.check_all().await;
             rng.write_u64(0x9e37_79b9_7f4a_7c15);
             tokio::time::sleep(jittered(self.check_interval, rng.finish())).await;
+            self.check_all().await;
         }
     }
 }

@@ -229,7 +229,7 @@ mod tests {
                 .iter()
                 .map(|&aead_id| AlgorithmDescription {
                     aead_id,
-                    key_len: crate::aead::key_len(aead_id).unwrap() as u16,
+                    key_len: crate::aead::key_len(aead_id).expect("valid") as u16,
                 })
                 .collect(),
             keep_alive: false,
@@ -258,7 +258,7 @@ mod tests {
             records.push(PoolRecord::NtpServerDeny((*d).to_owned()).to_record());
         }
         records.push(Record::EndOfMessage);
-        parse_client_request(&records).unwrap()
+        parse_client_request(&records).expect("valid")
     }
 
     fn index(s: Selection) -> usize {
@@ -347,15 +347,17 @@ mod tests {
             .to_record(),
             Record::EndOfMessage,
         ];
-        let e = parse_client_request(&unknown).unwrap_err();
+        let e = parse_client_request(&unknown).expect_err("an error");
         assert_eq!(e.error_code(), error_code::UNRECOGNIZED_CRITICAL_RECORD);
         let no_aead = [Record::NextProtocol(vec![0]), Record::EndOfMessage];
         assert_eq!(
-            parse_client_request(&no_aead).unwrap_err().error_code(),
+            parse_client_request(&no_aead)
+                .expect_err("an error")
+                .error_code(),
             error_code::BAD_REQUEST
         );
         let other_protocol = [Record::NextProtocol(vec![0x8001]), Record::EndOfMessage];
-        let req = parse_client_request(&other_protocol).unwrap();
+        let req = parse_client_request(&other_protocol).expect("valid");
         assert_eq!(core(&[1]).select(&req, &[]), Selection::NoCommonProtocol);
     }
 

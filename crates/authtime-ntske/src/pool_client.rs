@@ -334,12 +334,12 @@ mod tests {
     use crate::record::{error_code, record_type};
 
     fn token() -> PoolToken {
-        PoolToken::new("s3cret\n").unwrap()
+        PoolToken::new("s3cret\n").expect("valid")
     }
 
     #[test]
     fn tokens_are_trimmed_checked_and_hidden() {
-        assert_eq!(token(), PoolToken::new("  s3cret ").unwrap());
+        assert_eq!(token(), PoolToken::new("  s3cret ").expect("valid"));
         assert_eq!(PoolToken::new(" \n"), Err(TokenError::Empty));
         assert_eq!(PoolToken::new("a b"), Err(TokenError::NotOneWord));
         assert_eq!(
@@ -351,8 +351,8 @@ mod tests {
 
     #[test]
     fn support_request_is_what_ntpd_rs_parses_as_a_support_query() {
-        let bytes = support_request(&token(), false).unwrap();
-        let records = decode_message(&bytes, MessageLimits::REQUEST).unwrap();
+        let bytes = support_request(&token(), false).expect("valid");
+        let records = decode_message(&bytes, MessageLimits::REQUEST).expect("valid");
         assert_eq!(
             records,
             vec![
@@ -374,15 +374,15 @@ mod tests {
                 Record::EndOfMessage,
             ]
         );
-        let with_keep_alive = support_request(&token(), true).unwrap();
+        let with_keep_alive = support_request(&token(), true).expect("valid");
         assert_eq!(with_keep_alive.len(), bytes.len() + 4);
     }
 
     #[test]
     fn fixed_key_request_carries_one_protocol_one_aead_and_both_keys() {
-        let keys = export_session_keys(&FakeExporter, 15, 32).unwrap();
-        let bytes = fixed_key_request(&token(), 15, &keys, false).unwrap();
-        let records = decode_message(&bytes, MessageLimits::REQUEST).unwrap();
+        let keys = export_session_keys(&FakeExporter, 15, 32).expect("valid");
+        let bytes = fixed_key_request(&token(), 15, &keys, false).expect("valid");
+        let records = decode_message(&bytes, MessageLimits::REQUEST).expect("valid");
         assert_eq!(records[1], Record::NextProtocol(vec![0]));
         assert_eq!(records[2], Record::AeadAlgorithm(vec![15]));
         match &PoolRecord::from_record(&records[3]) {
@@ -411,11 +411,13 @@ mod tests {
 
     #[test]
     fn support_answers_are_read_and_wrong_key_lengths_are_not_usable() {
-        let support = parse_support_response(&support_answer(&[(15, 32), (17, 64)], &[0])).unwrap();
+        let support =
+            parse_support_response(&support_answer(&[(15, 32), (17, 64)], &[0])).expect("valid");
         assert_eq!(support.protocols, vec![0]);
         assert_eq!(support.usable_aeads(), vec![15, 17]);
         assert!(!support.keep_alive);
-        let odd = parse_support_response(&support_answer(&[(15, 16), (99, 32)], &[0])).unwrap();
+        let odd =
+            parse_support_response(&support_answer(&[(15, 16), (99, 32)], &[0])).expect("valid");
         assert!(odd.usable_aeads().is_empty());
     }
 
@@ -423,7 +425,7 @@ mod tests {
     fn malformed_support_answers_are_errors() {
         assert_eq!(
             parse_support_response(&[Record::Error(1), Record::EndOfMessage])
-                .unwrap_err()
+                .expect_err("an error")
                 .server_error_code(),
             Some(1)
         );
@@ -477,7 +479,7 @@ mod tests {
 
     #[test]
     fn fixed_key_answers_give_cookies_port_and_keep_alive() {
-        let answer = parse_fixed_key_response(&fixed_answer(15, Some(1234)), 15).unwrap();
+        let answer = parse_fixed_key_response(&fixed_answer(15, Some(1234)), 15).expect("valid");
         assert_eq!(answer.session.cookies.len(), 2);
         assert_eq!(answer.session.ntp_port, Some(1234));
         assert_eq!(answer.session.ntp_server, None);
@@ -497,7 +499,7 @@ mod tests {
         let refused = [Record::Error(error_code::BAD_REQUEST), Record::EndOfMessage];
         assert_eq!(
             parse_fixed_key_response(&refused, 15)
-                .unwrap_err()
+                .expect_err("an error")
                 .server_error_code(),
             Some(error_code::BAD_REQUEST)
         );

@@ -131,7 +131,8 @@ pub enum KeResponder {
     /// Cookies from this server's [`CookieIssuer`].
     Local(KeServerCore),
     /// Cookies from a backend chosen by the [`Balancer`]; its health checks run
-    /// with the server.
+    /// with the server, every check interval (run [`Balancer::check_all`] once
+    /// before [`KeServer::run`]: backends are down until checked).
     Balancer(Arc<Balancer>),
 }
 

@@ -349,33 +349,37 @@ mod tests {
     fn token_files_must_be_private_and_hold_one_token() {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = std::env::temp_dir().join(format!("authtime-token-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&dir).expect("valid");
         let path = dir.join("token");
-        std::fs::write(&path, "s3cret\n").unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let e = read_token_file(&path).unwrap_err();
+        std::fs::write(&path, "s3cret\n").expect("valid");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("valid");
+        let e = read_token_file(&path).expect_err("an error");
         assert!(e.contains("chmod 600") && !e.contains("s3cret"), "{e}");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert_eq!(read_token_file(&path).unwrap().as_str(), "s3cret");
-        std::fs::write(&path, "two words\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("valid");
+        assert_eq!(read_token_file(&path).expect("valid").as_str(), "s3cret");
+        std::fs::write(&path, "two words\n").expect("valid");
         assert!(read_token_file(&path).is_err());
-        std::fs::write(&path, " \n").unwrap();
-        assert!(read_token_file(&path).unwrap_err().contains("empty"));
-        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::write(&path, " \n").expect("valid");
+        assert!(
+            read_token_file(&path)
+                .expect_err("an error")
+                .contains("empty")
+        );
+        std::fs::remove_dir_all(&dir).expect("valid");
     }
 
     #[test]
     fn addresses_split_into_host_and_port() {
         assert_eq!(
-            split_address("h.example:1").unwrap(),
+            split_address("h.example:1").expect("valid"),
             ("h.example".into(), 1)
         );
         assert_eq!(
-            split_address("h.example").unwrap(),
+            split_address("h.example").expect("valid"),
             ("h.example".into(), 4460)
         );
-        assert_eq!(split_address("::1").unwrap(), ("::1".into(), 4460));
-        assert_eq!(split_address("[::1]:5").unwrap(), ("::1".into(), 5));
+        assert_eq!(split_address("::1").expect("valid"), ("::1".into(), 4460));
+        assert_eq!(split_address("[::1]:5").expect("valid"), ("::1".into(), 5));
         for bad in ["", "[::1", "[x]:1", "h:", "h:99999", "a b:1", "[::1]x"] {
             assert!(split_address(bad).is_err(), "{bad}");
         }
