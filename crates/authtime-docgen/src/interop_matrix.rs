@@ -18,12 +18,13 @@ pub const BEGIN: &str =
 pub const END: &str = "<!-- interop-matrix:end -->";
 
 /// Columns in their table order; a feature not listed sorts last.
-const FEATURE_ORDER: [&str; 12] = [
+const FEATURE_ORDER: [&str; 13] = [
     "NTS-KE",
     "AEAD",
     "cookies",
     "NTS NTP",
     "NAK recovery",
+    "NTS pool",
     "key group",
     "plain NTP",
     "symmetric key",

@@ -28,7 +28,8 @@ impl Direction {
 
 /// One proven fact. `feature` is one of the matrix's columns: `NTS-KE`,
 /// `AEAD`, `cookies`, `NTS NTP` (NTS-protected exchanges accepted),
-/// `NAK recovery`, `key group`, `plain NTP`,
+/// `NAK recovery`, `NTS pool` (authtime as NTS-KE load balancer: clients
+/// through it, members behind it), `key group`, `plain NTP`,
 /// `symmetric key`, `interleaved` (RFC 9769), `handshake`, `Roughtime`,
 /// `Roughtime malfeasance`; `result` says what was seen (for example
 /// `AEAD_AES_SIV_CMAC_256 (15)`, `X25519MLKEM768`, `3.1 ms median of 5`).
