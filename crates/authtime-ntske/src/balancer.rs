@@ -265,17 +265,20 @@ impl Balancer {
                 }
             };
             // From here the keys leave: whatever happens, no other backend gets them.
+            // Counted as a backend error unless it succeeds, also when the session's
+            // deadline drops this future.
+            let mut failed = CountOnDrop(Some(&counters.backend_error));
             let result = self
                 .exchange(backend, &mut connection, aead_id, exporter)
                 .await;
             tokio::spawn(connection.close());
             return match result {
                 Ok(answer) => {
+                    failed.0 = None;
                     counters.ok.fetch_add(1, Ordering::Relaxed);
                     client_answer(backend, aead_id, confirm, answer)
                 }
                 Err(e) => {
-                    counters.backend_error.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(backend = %backend.name, "NTS-KE backend failed after the keys were sent: {e}");
                     KeServerCore::error_response(match e {
                         ExchangeError::Export(e) => RequestError::KeyExport(e),
@@ -345,6 +348,17 @@ impl Balancer {
             rng.write_u64(0x9e37_79b9_7f4a_7c15);
             tokio::time::sleep(jittered(self.check_interval, rng.finish())).await;
             self.check_all().await;
+        }
+    }
+}
+
+/// Adds one to the counter when dropped, unless disarmed (`.0 = None`).
+struct CountOnDrop<'a>(Option<&'a AtomicU64>);
+
+impl Drop for CountOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(counter) = self.0 {
+            counter.fetch_add(1, Ordering::Relaxed);
         }
     }
 }

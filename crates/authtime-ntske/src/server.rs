@@ -532,7 +532,18 @@ async fn serve_connection(shared: &Shared, stream: TcpStream) -> SessionOutcome 
         ),
         Ok(Ok(records)) => {
             let started = std::time::Instant::now();
-            let response = shared.responder.respond(&records, tls.get_ref().1).await;
+            // A balancer waits on a backend: the session deadline bounds that too.
+            let response = match timeout_at(
+                deadline,
+                shared.responder.respond(&records, tls.get_ref().1),
+            )
+            .await
+            {
+                Ok(response) => response,
+                Err(_) => KeServerCore::error_response(RequestError::Backend(
+                    "session timed out waiting for the backend".into(),
+                )),
+            };
             shared.metrics.record_latency(started.elapsed());
             let outcome = classify(&response);
             (response, outcome)

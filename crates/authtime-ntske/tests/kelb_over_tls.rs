@@ -36,6 +36,8 @@ enum Behaviour {
     Cookies,
     /// Error record, Internal Server Error.
     Refuse,
+    /// Never answers (holds the connection).
+    Hang,
 }
 
 struct Member {
@@ -105,6 +107,10 @@ async fn member(dir: &std::path::Path, behaviour: Behaviour) -> Member {
                         count.fetch_add(1, Ordering::SeqCst);
                         match behaviour {
                             Behaviour::Refuse => vec![Record::Error(2), Record::EndOfMessage],
+                            Behaviour::Hang => {
+                                tokio::time::sleep(Duration::from_secs(30)).await;
+                                return;
+                            }
                             Behaviour::Cookies => {
                                 let aead = records
                                     .iter()
@@ -164,6 +170,15 @@ struct Kelb {
 
 /// A KELB on 127.0.0.1 whose backends were checked once.
 async fn kelb(dir: &std::path::Path, backends: Vec<BackendConfig>) -> Kelb {
+    kelb_with(dir, backends, Duration::from_secs(2)).await
+}
+
+/// [`kelb`] with a session timeout.
+async fn kelb_with(
+    dir: &std::path::Path,
+    backends: Vec<BackendConfig>,
+    session_timeout: Duration,
+) -> Kelb {
     let balancer = Arc::new(
         Balancer::new(BalancerConfig {
             backends,
@@ -173,7 +188,9 @@ async fn kelb(dir: &std::path::Path, backends: Vec<BackendConfig>) -> Kelb {
         .expect("balancer"),
     );
     balancer.check_all().await;
-    let server = KeServer::bind_responder(config(dir), KeResponder::Balancer(balancer.clone()))
+    let mut config = config(dir);
+    config.session_timeout = session_timeout;
+    let server = KeServer::bind_responder(config, KeResponder::Balancer(balancer.clone()))
         .await
         .expect("bind");
     let addr = server.local_addrs()[0];
@@ -307,4 +324,129 @@ async fn a_failed_connect_is_retried_with_another_member() {
         kelb.balancer.metrics()
     );
     kelb.handle.shutdown();
+}
+
+#[tokio::test]
+async fn a_member_that_never_answers_costs_the_client_at_most_the_session_timeout() {
+    let dir = TempDir::new("kelb-hang");
+    certs::ca_signed(&["127.0.0.1"]).write_to(dir.path());
+    let hanging = member(dir.path(), Behaviour::Hang).await;
+    let kelb = kelb_with(
+        dir.path(),
+        vec![backend(dir.path(), "a.example", &hanging, 1)],
+        Duration::from_millis(600),
+    )
+    .await;
+    let started = std::time::Instant::now();
+    let e = client(dir.path())
+        .fetch("127.0.0.1", kelb.addr.port(), T)
+        .await
+        .expect_err("the member never answered");
+    assert!(
+        matches!(e, KeClientError::Response(ResponseError::ServerError(2))),
+        "{e}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(hanging.fixed_key_requests.load(Ordering::SeqCst), 1);
+    assert_eq!(kelb.handle.metrics().internal_errors, 1);
+    assert_eq!(kelb.balancer.metrics().backends[0].backend_error, 1);
+    kelb.handle.shutdown();
+    hanging.task.abort();
+}
+
+/// Sends `records` to the KELB over TLS and returns the answer's records.
+async fn raw_exchange(dir: &std::path::Path, addr: SocketAddr, records: &[Record]) -> Vec<Record> {
+    let tls = client_config(Some(&dir.join("trust.pem"))).expect("client tls");
+    let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let mut tls = tokio_rustls::TlsConnector::from(tls)
+        .connect(tls_server_name("127.0.0.1").expect("name"), tcp)
+        .await
+        .expect("handshake");
+    tls.write_all(&encode_records(records).expect("encode"))
+        .await
+        .expect("write");
+    tls.flush().await.expect("flush");
+    let mut reader = MessageReader::new(MessageLimits::RESPONSE);
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = tokio::time::timeout(T, tls.read(&mut buf))
+            .await
+            .expect("in time")
+            .expect("read");
+        if n == 0 || reader.feed(&buf[..n]).expect("valid") == Progress::Complete {
+            break;
+        }
+    }
+    reader.finish().expect("one message")
+}
+
+#[tokio::test]
+async fn a_denied_member_is_skipped_and_pool_records_from_clients_are_refused() {
+    let dir = TempDir::new("kelb-deny");
+    certs::ca_signed(&["127.0.0.1"]).write_to(dir.path());
+    let a = member(dir.path(), Behaviour::Cookies).await;
+    let b = member(dir.path(), Behaviour::Cookies).await;
+    let kelb = kelb(
+        dir.path(),
+        vec![
+            backend(dir.path(), "a.example", &a, 5),
+            backend(dir.path(), "b.example", &b, 1),
+        ],
+    )
+    .await;
+    let deny_a = [
+        Record::NextProtocol(vec![0]),
+        Record::AeadAlgorithm(vec![17, 15]),
+        PoolRecord::NtpServerDeny("A.example".into()).to_record(),
+        Record::EndOfMessage,
+    ];
+    for _ in 0..3 {
+        let answer = raw_exchange(dir.path(), kelb.addr, &deny_a).await;
+        assert!(
+            answer.contains(&Record::Server("b.example".into())),
+            "{answer:?}"
+        );
+        assert!(
+            answer.contains(&Record::AeadAlgorithm(vec![17])),
+            "{answer:?}"
+        );
+        assert!(answer.contains(&Record::Port(11123)), "{answer:?}");
+        assert_eq!(
+            answer
+                .iter()
+                .filter(|r| matches!(r, Record::NewCookie(_)))
+                .count(),
+            8
+        );
+    }
+    assert_eq!(a.fixed_key_requests.load(Ordering::SeqCst), 0);
+    // Denying both: no backend left.
+    let mut deny_both = deny_a.to_vec();
+    deny_both.insert(2, PoolRecord::NtpServerDeny("b.example".into()).to_record());
+    let answer = raw_exchange(dir.path(), kelb.addr, &deny_both).await;
+    assert_eq!(answer, [Record::Error(2), Record::EndOfMessage]);
+    // A client's Fixed Key Request is an unknown critical record here: Error 0.
+    let fixed = [
+        Record::NextProtocol(vec![0]),
+        Record::AeadAlgorithm(vec![15]),
+        PoolRecord::FixedKey {
+            c2s: vec![1; 32],
+            s2c: vec![2; 32],
+        }
+        .to_record(),
+        Record::EndOfMessage,
+    ];
+    let answer = raw_exchange(dir.path(), kelb.addr, &fixed).await;
+    assert_eq!(answer, [Record::Error(0), Record::EndOfMessage]);
+    assert_eq!(
+        a.fixed_key_requests.load(Ordering::SeqCst) + b.fixed_key_requests.load(Ordering::SeqCst),
+        3
+    );
+    kelb.handle.shutdown();
+    a.task.abort();
+    b.task.abort();
 }

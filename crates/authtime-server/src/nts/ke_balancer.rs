@@ -75,8 +75,9 @@ pub(crate) fn render(out: &mut String, m: &BalancerMetricsSnapshot) {
         "authtime_kelb_requests_total",
         "counter",
         "NTS-KE requests the load balancer sent to a backend, by backend and outcome (ok: the \
-         client got the backend's cookies; backend_error: the backend failed after the \
-         client's keys were sent, the client got Internal Server Error; connect_failed: \
+         client got the backend's cookies; backend_error: the backend failed (or outlasted \
+         the session timeout) after the client's keys were sent, the client got Internal \
+         Server Error; connect_failed: \
          connecting to the backend failed, another was tried; no_backend: no backend was \
          up, the client got Internal Server Error).",
         &requests,
