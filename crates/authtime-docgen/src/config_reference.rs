@@ -736,7 +736,8 @@ const NTS_KE_BALANCER: Section = Section {
               that cannot be connected to is marked down and another is tried; one that \
               fails after the keys were sent gets no retry elsewhere (the client gets \
               Internal Server Error). The client is told to use the backend's NTP server. \
-              No local cookies are issued.",
+              No local cookies are issued; of [nts-ke], the AEADs (aead) still limit what \
+              clients get, while ntp-server and ntp-port do not apply.",
     keys: &[
         Key {
             name: "check-interval",

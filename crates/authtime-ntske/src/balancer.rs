@@ -60,6 +60,9 @@ pub struct BalancerConfig {
     pub check_interval: Duration,
     /// Limit on each step with a backend (connect and TLS; request and answer).
     pub timeout: Duration,
+    /// AEADs clients may get (the server's AEAD setting); empty: any a backend
+    /// supports.
+    pub aead_algorithms: Vec<u16>,
 }
 
 /// A balancer configuration that cannot work.
@@ -161,9 +164,10 @@ impl Balancer {
             }
         }
         Ok(Self {
-            core: Mutex::new(BalancerCore::new(
-                config.backends.iter().map(|b| (b.name.clone(), b.weight)),
-            )),
+            core: Mutex::new(
+                BalancerCore::new(config.backends.iter().map(|b| (b.name.clone(), b.weight)))
+                    .with_allowed_aeads(config.aead_algorithms.clone()),
+            ),
             counters: config
                 .backends
                 .iter()

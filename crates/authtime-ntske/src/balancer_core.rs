@@ -120,6 +120,8 @@ pub enum Selection {
 #[derive(Clone, Debug)]
 pub struct BalancerCore {
     backends: Vec<BackendStatus>,
+    /// AEADs the balancer may choose; empty: any a backend supports.
+    allowed_aeads: Vec<u16>,
     /// Smooth weighted round-robin: each backend's current weight.
     current: Vec<i64>,
 }
@@ -139,7 +141,18 @@ impl BalancerCore {
             })
             .collect();
         let current = vec![0; backends.len()];
-        Self { backends, current }
+        Self {
+            backends,
+            allowed_aeads: Vec::new(),
+            current,
+        }
+    }
+
+    /// Chooses only among `aeads` (the server's own AEAD setting), whatever the
+    /// backends support; empty allows every AEAD a backend supports.
+    pub fn with_allowed_aeads(mut self, aeads: Vec<u16>) -> Self {
+        self.allowed_aeads = aeads;
+        self
     }
 
     /// The backends, in configuration order.
@@ -156,6 +169,9 @@ impl BalancerCore {
             Some(s) => {
                 b.up = true;
                 b.aeads = s.usable_aeads();
+                if !self.allowed_aeads.is_empty() {
+                    b.aeads.retain(|id| self.allowed_aeads.contains(id));
+                }
                 b.ntpv4 = s.protocols.contains(&NEXT_PROTOCOL_NTPV4);
             }
             None => b.up = false,
@@ -317,6 +333,25 @@ mod tests {
         }
         assert_eq!(
             core.select(&request(&[31], &[]), &[]),
+            Selection::NoCommonAead
+        );
+    }
+
+    #[test]
+    fn only_allowed_aeads_are_chosen() {
+        let mut core = BalancerCore::new([("a".to_owned(), 1)]).with_allowed_aeads(vec![15]);
+        core.record_check(0, Some(&support(&[17, 15])));
+        assert_eq!(core.backends()[0].aeads, [15]);
+        assert_eq!(
+            core.select(&request(&[17, 15], &[]), &[]),
+            Selection::Backend {
+                index: 0,
+                aead_id: 15,
+                confirm_compliant: false
+            }
+        );
+        assert_eq!(
+            core.select(&request(&[17], &[]), &[]),
             Selection::NoCommonAead
         );
     }

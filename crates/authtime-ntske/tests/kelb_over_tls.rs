@@ -184,6 +184,7 @@ async fn kelb_with(
             backends,
             check_interval: Duration::from_secs(3600),
             timeout: Duration::from_secs(1),
+            aead_algorithms: Vec::new(),
         })
         .expect("balancer"),
     );

@@ -120,7 +120,7 @@ pub(crate) fn start(
             runtime.block_on(KeServer::bind(config, issuer))
         }
         Some(balancer) => {
-            let balancer = crate::nts::ke_balancer::build(balancer)?;
+            let balancer = crate::nts::ke_balancer::build(balancer, &settings.aead_ids)?;
             // One round of health checks before serving, so that the first clients
             // find the backends up (each check is bounded by the balancer's timeout).
             runtime.block_on(balancer.check_all());

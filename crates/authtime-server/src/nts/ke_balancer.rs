@@ -16,7 +16,10 @@ use crate::metrics::write_family;
 ///
 /// # Errors
 /// A token or CA file cannot be used; the message names the file and the backend.
-pub(crate) fn build(settings: &BalancerSettings) -> Result<Arc<Balancer>, String> {
+pub(crate) fn build(
+    settings: &BalancerSettings,
+    aead_algorithms: &[u16],
+) -> Result<Arc<Balancer>, String> {
     let mut backends = Vec::with_capacity(settings.backends.len());
     for b in &settings.backends {
         let what = |e: String| format!("[nts-ke-balancer] backend {}: {e}", b.name);
@@ -42,6 +45,7 @@ pub(crate) fn build(settings: &BalancerSettings) -> Result<Arc<Balancer>, String
         backends,
         check_interval: settings.check_interval,
         timeout: settings.timeout,
+        aead_algorithms: aead_algorithms.to_vec(),
     })
     .map(Arc::new)
     .map_err(|e| format!("[nts-ke-balancer]: {e}"))
