@@ -1,4 +1,5 @@
-//! Entry points for the cargo-fuzz targets in `fuzz/fuzz_targets/ntske_*.rs`.
+//! Entry points for the cargo-fuzz targets in `fuzz/fuzz_targets/ntske_*.rs`
+//! (`ntske_records` covers the pool records of [`crate::pool_record`] too).
 //!
 //! Each takes arbitrary bytes and must never panic; the asserts below check properties
 //! that must hold for any input, so a failure is a real bug.
@@ -19,8 +20,14 @@ pub fn records(data: &[u8]) {
         let wire = encode_records(std::slice::from_ref(&record)).expect("decoded records encode");
         assert_eq!(
             Record::decode(&wire, usize::from(u16::MAX)),
-            Ok(Decoded::Complete(record, wire.len()))
+            Ok(Decoded::Complete(record.clone(), wire.len()))
         );
+        // A pool record (draft-ietf-ntp-nts-keyexchange-pool) that reads must write back
+        // to a record that reads the same.
+        if let Some(Ok(pool)) = crate::pool_record::PoolRecord::from_record(&record) {
+            let again = crate::pool_record::PoolRecord::from_record(&pool.to_record());
+            assert_eq!(again, Some(Ok(pool)));
+        }
     }
     let whole = decode_message(data, MessageLimits::RESPONSE);
     if let Ok(records) = &whole {
