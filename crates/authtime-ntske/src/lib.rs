@@ -43,6 +43,7 @@ pub mod key_export;
 pub mod message;
 pub mod metrics;
 pub mod ntp_server_name;
+pub mod pool_member;
 pub mod pool_record;
 pub mod record;
 pub mod server;
