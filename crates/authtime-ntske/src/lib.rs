@@ -45,6 +45,7 @@ pub mod metrics;
 pub mod ntp_server_name;
 pub mod pool_member;
 pub mod pool_record;
+pub mod pool_token_file;
 pub mod record;
 pub mod server;
 pub mod server_core;

@@ -292,12 +292,15 @@ pub(crate) fn is_authenticated(records: &[Record], tokens: &PoolTokens) -> bool 
     }
 }
 
+/// The C2S and S2C keys of a Fixed Key Request.
+type FixedKeys = (Zeroizing<Vec<u8>>, Zeroizing<Vec<u8>>);
+
 /// What a pool request's records are read into before the shape is checked.
 #[derive(Default)]
 struct Seen {
     protocols: Option<Vec<u16>>,
     aeads: Option<Vec<u16>>,
-    fixed_key: Option<(Zeroizing<Vec<u8>>, Zeroizing<Vec<u8>>)>,
+    fixed_key: Option<FixedKeys>,
     wants_protocols: bool,
     wants_algorithms: bool,
     keep_alive: bool,

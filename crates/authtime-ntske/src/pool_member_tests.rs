@@ -14,10 +14,13 @@ use crate::server_core::{
 
 const TOKEN: &str = "kelb-token-0123456789";
 
+/// One issue call: AEAD id, C2S, S2C.
+type IssueCall = (u16, Vec<u8>, Vec<u8>);
+
 /// Issuer that records the keys it was asked for; cookie i = aead id | i | c2s | s2c.
 #[derive(Default)]
 struct RecordingIssuer {
-    calls: Mutex<Vec<(u16, Vec<u8>, Vec<u8>)>>,
+    calls: Mutex<Vec<IssueCall>>,
 }
 
 impl CookieIssuer for RecordingIssuer {
