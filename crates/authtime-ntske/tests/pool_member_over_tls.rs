@@ -291,3 +291,107 @@ async fn token_files_are_mode_checked_and_reloaded() {
     assert_eq!(ask(TOKEN).await, refused);
     server.stop().await;
 }
+
+fn support_keep_alive(token: &str) -> Vec<u8> {
+    encode_records(&[
+        PoolRecord::Authentication(token.into()).to_record(),
+        PoolRecord::SupportedNextProtocols(vec![]).to_record(),
+        PoolRecord::KeepAlive.to_record(),
+        Record::EndOfMessage,
+    ])
+    .expect("encodable")
+}
+
+#[tokio::test]
+async fn kept_alive_connections_end_at_the_cap_on_idle_and_on_a_key_exchange() {
+    let dir = TempDir::new("pool-limits");
+    certs::self_signed(&["localhost"]).write_to(dir.path());
+    let mut cfg = config(dir.path());
+    cfg.pool_token_files = vec![token_file(dir.path(), "token", TOKEN, 0o600)];
+    cfg.max_requests_per_connection = 3;
+    cfg.keep_alive_idle_timeout = Duration::from_millis(300);
+    let server = start(cfg).await;
+    let ka = PoolRecord::KeepAlive.to_record();
+
+    // The cap: the third request of a connection is answered without Keep Alive.
+    let mut tls = connect(dir.path(), server.addr).await;
+    for i in 0..3 {
+        tls.write_all(&support_keep_alive(TOKEN))
+            .await
+            .expect("write");
+        let answer = read_message(&mut tls).await;
+        assert_eq!(answer.contains(&ka), i < 2, "request {i}: {answer:?}");
+    }
+    assert!(closes(&mut tls).await);
+
+    // Idle: a kept-alive connection without a next request is closed.
+    let mut tls = connect(dir.path(), server.addr).await;
+    tls.write_all(&support_keep_alive(TOKEN))
+        .await
+        .expect("write");
+    assert!(read_message(&mut tls).await.contains(&ka));
+    let started = tokio::time::Instant::now();
+    assert!(closes(&mut tls).await);
+    assert!(started.elapsed() < Duration::from_secs(3));
+
+    // An ordinary key exchange on a kept-alive connection: Bad Request, closed.
+    let mut tls = connect(dir.path(), server.addr).await;
+    tls.write_all(&support_keep_alive(TOKEN))
+        .await
+        .expect("write");
+    assert!(read_message(&mut tls).await.contains(&ka));
+    let plain = encode_records(&[
+        Record::NextProtocol(vec![0]),
+        Record::AeadAlgorithm(vec![15]),
+        Record::EndOfMessage,
+    ])
+    .expect("encodable");
+    tls.write_all(&plain).await.expect("write");
+    assert_eq!(
+        read_message(&mut tls).await,
+        vec![Record::Error(1), Record::EndOfMessage]
+    );
+    assert!(closes(&mut tls).await);
+    assert!(server.issuer.seen.lock().expect("lock").is_empty());
+    let h = server.handle.clone();
+    assert!(
+        eventually(T, || h.metrics().pool_keep_alive_requests == 3
+            && h.active_connections() == 0)
+        .await,
+        "{:?}",
+        h.metrics()
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn token_files_are_reloaded_when_they_change() {
+    let dir = TempDir::new("pool-poll");
+    certs::self_signed(&["localhost"]).write_to(dir.path());
+    let mut cfg = config(dir.path());
+    cfg.pool_token_files = vec![token_file(dir.path(), "token", TOKEN, 0o600)];
+    cfg.reload_poll_interval = Some(Duration::from_millis(50));
+    let server = start(cfg).await;
+    let accepted = |token: &'static str| {
+        let dir = dir.path().to_path_buf();
+        let addr = server.addr;
+        async move {
+            let mut tls = connect(&dir, addr).await;
+            tls.write_all(&support_keep_alive(token))
+                .await
+                .expect("write");
+            let answer = read_message(&mut tls).await;
+            answer[0] != Record::Error(0)
+        }
+    };
+    assert!(accepted(TOKEN).await);
+    // A different length, so the size changes even if the mtime does not.
+    token_file(dir.path(), "token", "a-longer-rotated-token", 0o600);
+    let end = tokio::time::Instant::now() + T;
+    while !accepted("a-longer-rotated-token").await {
+        assert!(tokio::time::Instant::now() < end, "new token not picked up");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!accepted(TOKEN).await);
+    server.stop().await;
+}
