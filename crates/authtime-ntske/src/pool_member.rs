@@ -446,6 +446,21 @@ fn shape(seen: Seen, supported: &[u16]) -> Result<PoolRequest, PoolRequestError>
     })
 }
 
+/// Overwrites the bodies of the pool records in `records` (tokens, fixed keys) with
+/// zeros, once the request was answered.
+pub fn zeroize_pool_records(records: &mut [Record]) {
+    use zeroize::Zeroize as _;
+    for record in records {
+        if let Record::Unknown {
+            record_type, body, ..
+        } = record
+            && crate::pool_record::is_pool_type(*record_type)
+        {
+            body.zeroize();
+        }
+    }
+}
+
 /// The records answering a support query (before any Keep Alive and End of Message):
 /// the server's AEADs with their key lengths, then NTPv4, as asked.
 pub(crate) fn support_records(supported: &[u16], algorithms: bool, protocols: bool) -> Vec<Record> {
@@ -490,6 +505,23 @@ mod tests {
             !shown.contains("alpha") && !shown.contains("beta"),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn pool_record_bodies_are_zeroized_and_others_kept() {
+        let mut records = vec![
+            PoolRecord::Authentication("tok".into()).to_record(),
+            Record::NextProtocol(vec![0]),
+            Record::Unknown {
+                critical: false,
+                record_type: 1024,
+                body: vec![7],
+            },
+        ];
+        zeroize_pool_records(&mut records);
+        assert!(matches!(&records[0], Record::Unknown { body, .. } if body.is_empty()));
+        assert_eq!(records[1], Record::NextProtocol(vec![0]));
+        assert!(matches!(&records[2], Record::Unknown { body, .. } if body == &[7]));
     }
 
     #[test]

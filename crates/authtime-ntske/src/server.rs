@@ -641,12 +641,14 @@ async fn serve_request(
             KeServerCore::error_response(RequestError::Message(e)),
             SessionOutcome::BadRequest,
         ),
-        Ok(Ok(records)) => {
+        Ok(Ok(mut records)) => {
             let started = std::time::Instant::now();
             let response = shared
                 .core
                 .respond_to_records_with(&records, tls.get_ref().1, options);
             shared.metrics.record_latency(started.elapsed());
+            // Pool records may carry a load balancer's token and fixed keys.
+            crate::pool_member::zeroize_pool_records(&mut records);
             let outcome = classify(&response);
             (response, outcome)
         }
