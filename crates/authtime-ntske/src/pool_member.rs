@@ -261,16 +261,16 @@ impl PoolRequest {
 /// body are not looked at): `None` for a request without any.
 pub(crate) fn pool_query_kind(records: &[Record]) -> Option<PoolRequestKind> {
     let mut kind = None;
-    for r in records {
-        match r {
-            Record::Unknown { record_type, .. } => match *record_type & 0x7fff {
-                pool_type::FIXED_KEY_REQUEST => return Some(PoolRequestKind::FixedKey),
-                pool_type::SUPPORTED_ALGORITHM_LIST | pool_type::SUPPORTED_NEXT_PROTOCOL_LIST => {
-                    kind = Some(PoolRequestKind::Support);
-                }
-                _ => {}
-            },
-            _ => continue,
+    for record in records {
+        let Record::Unknown { record_type, .. } = record else {
+            continue;
+        };
+        match *record_type & 0x7fff {
+            pool_type::FIXED_KEY_REQUEST => return Some(PoolRequestKind::FixedKey),
+            pool_type::SUPPORTED_ALGORITHM_LIST | pool_type::SUPPORTED_NEXT_PROTOCOL_LIST => {
+                kind = Some(PoolRequestKind::Support);
+            }
+            _ => {}
         }
     }
     kind
