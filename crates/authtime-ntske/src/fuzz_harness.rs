@@ -84,6 +84,50 @@ pub fn server_request(data: &[u8]) {
     }
 }
 
+/// The token of the pool member in [`pool_member_request`] (and its seeds).
+pub const FUZZ_POOL_TOKEN: &str = "fuzz-pool-token";
+
+/// Runs a pool member's server core (token [`FUZZ_POOL_TOKEN`]) on arbitrary request
+/// bytes: the response is always a valid message; Keep Alive only ever answers an
+/// authenticated pool request that succeeded; and whenever its bytes differ from a
+/// non-member's, the request was an authenticated pool request (so without a valid
+/// token the member answers exactly as before).
+pub fn pool_member_request(data: &[u8]) {
+    use crate::pool_member::{PoolOutcome, PoolToken, PoolTokens};
+    let config = ServerCoreConfig {
+        aead_algorithms: vec![15, 17, 30],
+        ..ServerCoreConfig::default()
+    };
+    let (Ok(plain), Some(token)) = (
+        KeServerCore::new(config, Arc::new(FixedIssuer)),
+        PoolToken::new(FUZZ_POOL_TOKEN),
+    ) else {
+        return;
+    };
+    let member = plain.clone().with_pool_tokens(PoolTokens::new(vec![token]));
+    let response = member.respond(data, &FakeExporter);
+    let records =
+        decode_message(&response.bytes, MessageLimits::RESPONSE).expect("server output decodes");
+    assert_eq!(records.last(), Some(&Record::EndOfMessage));
+    let authenticated_ok = matches!(
+        response.pool,
+        Some(p) if p.outcome == PoolOutcome::Ok
+    );
+    if response.keep_alive {
+        assert!(authenticated_ok && response.result.is_ok());
+    }
+    if response.result.is_err() {
+        assert_eq!(records.len(), 2, "an error is one Error record");
+    }
+    let before = plain.respond(data, &FakeExporter);
+    if before.bytes != response.bytes {
+        assert!(
+            matches!(response.pool, Some(p) if p.outcome != PoolOutcome::NotAuthorized),
+            "a member answered an unauthenticated request differently"
+        );
+    }
+}
+
 /// Runs the client core on arbitrary response bytes.
 pub fn client_response(data: &[u8]) {
     if let Ok(session) = parse_response(data, &DEFAULT_AEAD_PREFERENCE) {
@@ -121,9 +165,30 @@ mod tests {
         for n in 0..response.len() {
             inputs.push(response[..n].to_vec());
         }
+        for pool in [
+            crate::pool_record::PoolRecord::SupportedAlgorithms(vec![]),
+            crate::pool_record::PoolRecord::FixedKey {
+                c2s: vec![1; 32],
+                s2c: vec![2; 32],
+            },
+        ] {
+            let request = encode_records(&[
+                crate::pool_record::PoolRecord::Authentication(FUZZ_POOL_TOKEN.into()).to_record(),
+                crate::pool_record::PoolRecord::KeepAlive.to_record(),
+                Record::NextProtocol(vec![0]),
+                Record::AeadAlgorithm(vec![15]),
+                pool.to_record(),
+                Record::EndOfMessage,
+            ])
+            .expect("encodable");
+            for n in 0..=request.len() {
+                inputs.push(request[..n].to_vec());
+            }
+        }
         for input in &inputs {
             records(input);
             server_request(input);
+            pool_member_request(input);
             client_response(input);
         }
     }

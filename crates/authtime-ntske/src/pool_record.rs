@@ -141,7 +141,7 @@ fn malformed(record_type: u16, what: &'static str) -> PoolRecordError {
 }
 
 fn u16_list(record_type: u16, body: &[u8]) -> Result<Vec<u16>, PoolRecordError> {
-    if body.len() % 2 != 0 {
+    if !body.len().is_multiple_of(2) {
         return Err(malformed(record_type, "odd length for a list of u16"));
     }
     Ok(body
@@ -175,7 +175,7 @@ impl PoolRecord {
                 u16_list(t, body).map(Self::SupportedNextProtocols)
             }
             pool_type::SUPPORTED_ALGORITHM_LIST => {
-                if body.len() % 4 != 0 {
+                if !body.len().is_multiple_of(4) {
                     Err(malformed(t, "length not a multiple of 4"))
                 } else {
                     Ok(Self::SupportedAlgorithms(
@@ -189,7 +189,7 @@ impl PoolRecord {
                 }
             }
             pool_type::FIXED_KEY_REQUEST => {
-                if body.is_empty() || body.len() % 2 != 0 {
+                if body.is_empty() || !body.len().is_multiple_of(2) {
                     Err(malformed(
                         t,
                         "keys must be two non-empty halves of equal length",
@@ -273,7 +273,7 @@ mod tests {
     use crate::record::encode_records;
 
     fn wire(record: &PoolRecord) -> Vec<u8> {
-        encode_records(&[record.to_record()]).unwrap()
+        encode_records(&[record.to_record()]).expect("test value")
     }
 
     // Byte layouts, field by field, as draft-ietf-ntp-nts-keyexchange-pool-00 and
@@ -363,12 +363,14 @@ mod tests {
         for r in &records {
             let bytes = wire(r);
             let crate::record::Decoded::Complete(decoded, used) =
-                Record::decode(&bytes, 4096).unwrap()
+                Record::decode(&bytes, 4096).expect("test value")
             else {
                 panic!("a whole record decodes")
             };
             assert_eq!(used, bytes.len());
-            let back = PoolRecord::from_record(&decoded).unwrap().unwrap();
+            let back = PoolRecord::from_record(&decoded)
+                .expect("test value")
+                .expect("test value");
             assert_eq!(&back, r);
             assert!(is_pool_type(r.record_type()));
         }
@@ -382,7 +384,7 @@ mod tests {
                 record_type: t,
                 body: body.to_vec(),
             })
-            .unwrap()
+            .expect("test value")
         };
         assert!(bad(9, &[0]).is_err());
         assert!(bad(10, &[0, 15, 0]).is_err());
