@@ -720,6 +720,26 @@ const NTS_KE: Section = Section {
             default: DefaultValue::Value("64"),
             text: "Leading bits of an IPv6 address that identify one NTS-KE client, at most 128.",
         },
+        Key {
+            name: "pool-token-files",
+            kind: ValueKind::Strings,
+            choices: &[],
+            default: DefaultValue::Value("[]"),
+            text: "Files holding the Authentication tokens of NTS pool key-exchange load \
+                   balancers (draft-ietf-ntp-nts-keyexchange-pool-00, as ntpd-rs 1.9 speaks \
+                   it), one token a file, surrounding whitespace trimmed; empty is not a pool \
+                   member. With a token, a load balancer may ask which AEADs and protocols \
+                   the server supports and have it make cookies for keys the balancer \
+                   chose (Fixed Key Request), on a connection kept alive for up to 1000 \
+                   requests; without a valid token these records get Error 0 as from any \
+                   server. The trade-off: the load balancer knows the keys of every session \
+                   it hands this server, so it can read and forge that NTP traffic; give \
+                   tokens only to balancers trusted as much as this server. The files are \
+                   secrets (mode 0600; a file its group or others can read is refused, an \
+                   empty file too) and are re-read on SIGHUP and when they change (checked \
+                   every certificate-check-interval); a failed reload keeps the previous \
+                   tokens.",
+        },
     ],
 };
 

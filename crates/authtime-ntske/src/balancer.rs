@@ -397,6 +397,8 @@ fn answer(records: Vec<Record>, negotiated: Negotiated) -> ServerResponse {
         Ok(bytes) => ServerResponse {
             bytes,
             result: Ok(negotiated),
+            keep_alive: false,
+            pool: None,
         },
         Err(e) => KeServerCore::error_response(RequestError::Backend(e.to_string())),
     }

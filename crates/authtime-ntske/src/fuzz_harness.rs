@@ -1,4 +1,5 @@
-//! Entry points for the cargo-fuzz targets in `fuzz/fuzz_targets/ntske_*.rs`.
+//! Entry points for the cargo-fuzz targets in `fuzz/fuzz_targets/ntske_*.rs`
+//! (`ntske_records` covers the pool records of [`crate::pool_record`] too).
 //!
 //! Each takes arbitrary bytes and must never panic; the asserts below check properties
 //! that must hold for any input, so a failure is a real bug.
@@ -19,8 +20,14 @@ pub fn records(data: &[u8]) {
         let wire = encode_records(std::slice::from_ref(&record)).expect("decoded records encode");
         assert_eq!(
             Record::decode(&wire, usize::from(u16::MAX)),
-            Ok(Decoded::Complete(record, wire.len()))
+            Ok(Decoded::Complete(record.clone(), wire.len()))
         );
+        // A pool record (draft-ietf-ntp-nts-keyexchange-pool) that reads must write back
+        // to a record that reads the same.
+        if let Some(Ok(pool)) = crate::pool_record::PoolRecord::from_record(&record) {
+            let again = crate::pool_record::PoolRecord::from_record(&pool.to_record());
+            assert_eq!(again, Some(Ok(pool)));
+        }
     }
     let whole = decode_message(data, MessageLimits::RESPONSE);
     if let Ok(records) = &whole {
@@ -74,6 +81,50 @@ pub fn server_request(data: &[u8]) {
     let parsed = parse_response(&response.bytes, &[15, 16, 17, 30, 31]);
     if response.result.is_err() {
         assert!(parsed.is_err());
+    }
+}
+
+/// The token of the pool member in [`pool_member_request`] (and its seeds).
+pub const FUZZ_POOL_TOKEN: &str = "fuzz-pool-token";
+
+/// Runs a pool member's server core (token [`FUZZ_POOL_TOKEN`]) on arbitrary request
+/// bytes: the response is always a valid message; Keep Alive only ever answers an
+/// authenticated pool request that succeeded; and whenever its bytes differ from a
+/// non-member's, the request was an authenticated pool request (so without a valid
+/// token the member answers exactly as before).
+pub fn pool_member_request(data: &[u8]) {
+    use crate::pool_member::{PoolOutcome, PoolToken, PoolTokens};
+    let config = ServerCoreConfig {
+        aead_algorithms: vec![15, 17, 30],
+        ..ServerCoreConfig::default()
+    };
+    let (Ok(plain), Some(token)) = (
+        KeServerCore::new(config, Arc::new(FixedIssuer)),
+        PoolToken::new(FUZZ_POOL_TOKEN),
+    ) else {
+        return;
+    };
+    let member = plain.clone().with_pool_tokens(PoolTokens::new(vec![token]));
+    let response = member.respond(data, &FakeExporter);
+    let records =
+        decode_message(&response.bytes, MessageLimits::RESPONSE).expect("server output decodes");
+    assert_eq!(records.last(), Some(&Record::EndOfMessage));
+    let authenticated_ok = matches!(
+        response.pool,
+        Some(p) if p.outcome == PoolOutcome::Ok
+    );
+    if response.keep_alive {
+        assert!(authenticated_ok && response.result.is_ok());
+    }
+    if response.result.is_err() {
+        assert_eq!(records.len(), 2, "an error is one Error record");
+    }
+    let before = plain.respond(data, &FakeExporter);
+    if before.bytes != response.bytes {
+        assert!(
+            matches!(response.pool, Some(p) if p.outcome != PoolOutcome::NotAuthorized),
+            "a member answered an unauthenticated request differently"
+        );
     }
 }
 
@@ -181,9 +232,30 @@ mod tests {
         for n in 0..response.len() {
             inputs.push(response[..n].to_vec());
         }
+        for pool in [
+            crate::pool_record::PoolRecord::SupportedAlgorithms(vec![]),
+            crate::pool_record::PoolRecord::FixedKey {
+                c2s: vec![1; 32],
+                s2c: vec![2; 32],
+            },
+        ] {
+            let request = encode_records(&[
+                crate::pool_record::PoolRecord::Authentication(FUZZ_POOL_TOKEN.into()).to_record(),
+                crate::pool_record::PoolRecord::KeepAlive.to_record(),
+                Record::NextProtocol(vec![0]),
+                Record::AeadAlgorithm(vec![15]),
+                pool.to_record(),
+                Record::EndOfMessage,
+            ])
+            .expect("encodable");
+            for n in 0..=request.len() {
+                inputs.push(request[..n].to_vec());
+            }
+        }
         for input in &inputs {
             records(input);
             server_request(input);
+            pool_member_request(input);
             client_response(input);
             pool_backend_response(input);
             balancer_request(input);

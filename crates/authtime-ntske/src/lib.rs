@@ -6,7 +6,8 @@
 //! - [`server_core`] and [`client_core`]: sans-IO negotiation (next protocol, AEAD,
 //!   cookies, server and port records) and key export through a [`KeyExporter`];
 //! - [`server`] and [`client`]: thin tokio + rustls (TLS 1.3 only, ALPN `ntske/1`)
-//!   drivers with connection caps, timeouts, certificate reload and [`metrics`];
+//!   drivers with connection caps, timeouts, certificate reload and [`metrics`]; the
+//!   server keeps a connection open only for an authenticated pool load balancer;
 //! - [`cert_time`]: the time the client checks the server's certificate at, when
 //!   the caller knows it better than the system clock (one instant, or an interval
 //!   from Roughtime over which the chain must be valid);
@@ -25,10 +26,18 @@
 //!
 //! What it does not do: make or open cookies, or run AEADs (that is `authtime-nts`,
 //! reached through [`CookieIssuer`]), nor build or check NTS-protected NTP packets
-//! (the client session calls `authtime-nts` and `authtime-proto` for those). The local
-//! server refuses or ignores pool records as RFC 8915 section 4 says, and there is no
-//! keep-alive; of chrony's private records only the compliant-128gcm
-//! export record ([`record::peer_record_type`], docs/nts.md).
+//! (the client session calls `authtime-nts` and `authtime-proto` for those). Of
+//! chrony's private records only the compliant-128gcm export record
+//! ([`record::peer_record_type`], docs/nts.md).
+//!
+//! NTS pool records (draft-ietf-ntp-nts-keyexchange-pool-00, as ntpd-rs 1.9):
+//! [`pool_record`] is their codec; [`pool_member`] serves the member side when the
+//! server is given load balancer tokens ([`pool_token_file`], [`KeServerConfig`]'s
+//! `pool_token_files`): support queries, Fixed Key Requests and keep-alive for an
+//! authenticated balancer. Without tokens, or to anyone without a valid one, the pool
+//! records are refused or ignored as RFC 8915 section 4 says (Error 0 for the
+//! critical ones), exactly as a server that knows nothing of them. The load balancer
+//! side is [`balancer`] (see above), a pool member's client.
 
 pub mod aead;
 pub mod balancer;
@@ -53,7 +62,9 @@ pub mod metrics;
 pub mod ntp_server_name;
 pub mod pool_client;
 pub mod pool_client_io;
+pub mod pool_member;
 pub mod pool_record;
+pub mod pool_token_file;
 pub mod record;
 pub mod server;
 pub mod server_core;

@@ -9,6 +9,31 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::pool_member::{PoolOutcome, PoolRequestKind};
+
+/// Pool request kinds in the order of [`KeMetricsSnapshot::pool_requests`], with labels.
+pub const POOL_REQUEST_KINDS: [PoolRequestKind; 2] =
+    [PoolRequestKind::FixedKey, PoolRequestKind::Support];
+/// Pool request outcomes in the order of [`KeMetricsSnapshot::pool_requests`].
+pub const POOL_OUTCOMES: [PoolOutcome; 4] = [
+    PoolOutcome::Ok,
+    PoolOutcome::BadRequest,
+    PoolOutcome::NotAuthorized,
+    PoolOutcome::InternalError,
+];
+
+fn pool_index(kind: PoolRequestKind, outcome: PoolOutcome) -> usize {
+    let k = POOL_REQUEST_KINDS
+        .iter()
+        .position(|x| *x == kind)
+        .unwrap_or(0);
+    let o = POOL_OUTCOMES
+        .iter()
+        .position(|x| *x == outcome)
+        .unwrap_or(0);
+    k * POOL_OUTCOMES.len() + o
+}
+
 /// Number of finite histogram buckets: upper bounds 1 µs, 2 µs, ... 2^23 µs (about 8.4 s).
 pub const LATENCY_BUCKETS: usize = 24;
 
@@ -42,6 +67,9 @@ pub struct KeMetrics {
     no_common_algorithm: AtomicU64,
     cookies_issued: AtomicU64,
     reload_failures: AtomicU64,
+    pool_requests: [AtomicU64; POOL_REQUEST_KINDS.len() * POOL_OUTCOMES.len()],
+    pool_keep_alive_requests: AtomicU64,
+    pool_token_reload_failures: AtomicU64,
     key_exchange_groups: [AtomicU64; KEY_EXCHANGE_GROUPS.len()],
     latency_buckets: [AtomicU64; LATENCY_BUCKETS + 1],
     latency_sum_us: AtomicU64,
@@ -98,6 +126,15 @@ pub struct KeMetricsSnapshot {
     pub cookies_issued: u64,
     /// Certificate reloads that failed (the old certificate stayed).
     pub reload_failures: u64,
+    /// Requests with pool queries, by kind and outcome: index
+    /// `kind * POOL_OUTCOMES.len() + outcome` in the orders of [`POOL_REQUEST_KINDS`]
+    /// and [`POOL_OUTCOMES`] (see [`KeMetricsSnapshot::pool_requests_of`]).
+    pub pool_requests: [u64; POOL_REQUEST_KINDS.len() * POOL_OUTCOMES.len()],
+    /// Requests read on a connection kept alive for a pool load balancer (the first
+    /// request of each connection not included).
+    pub pool_keep_alive_requests: u64,
+    /// Pool token reloads that failed (the previous tokens stay).
+    pub pool_token_reload_failures: u64,
     /// Completed TLS handshakes by key exchange group, in the order of
     /// [`KEY_EXCHANGE_GROUPS`].
     pub key_exchange_groups: [u64; KEY_EXCHANGE_GROUPS.len()],
@@ -144,6 +181,23 @@ impl KeMetrics {
         self.key_exchange_groups[i].fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts one request that carried pool queries.
+    pub fn record_pool_request(&self, kind: PoolRequestKind, outcome: PoolOutcome) {
+        self.pool_requests[pool_index(kind, outcome)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts one request read on a kept-alive connection.
+    pub fn record_pool_keep_alive_request(&self) {
+        self.pool_keep_alive_requests
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a failed pool token reload.
+    pub fn record_pool_token_reload_failure(&self) {
+        self.pool_token_reload_failures
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Counts a failed certificate reload.
     pub fn record_reload_failure(&self) {
         self.reload_failures.fetch_add(1, Ordering::Relaxed);
@@ -177,7 +231,14 @@ impl KeMetrics {
         {
             *out = load(g);
         }
+        let mut pool_requests = [0; POOL_REQUEST_KINDS.len() * POOL_OUTCOMES.len()];
+        for (out, c) in pool_requests.iter_mut().zip(&self.pool_requests) {
+            *out = load(c);
+        }
         KeMetricsSnapshot {
+            pool_requests,
+            pool_keep_alive_requests: load(&self.pool_keep_alive_requests),
+            pool_token_reload_failures: load(&self.pool_token_reload_failures),
             handshakes_ok: load(&self.handshakes_ok),
             tls_errors: load(&self.tls_errors),
             timeouts: load(&self.timeouts),
@@ -194,6 +255,13 @@ impl KeMetrics {
             latency_sum_us: load(&self.latency_sum_us),
             latency_count: load(&self.latency_count),
         }
+    }
+}
+
+impl KeMetricsSnapshot {
+    /// Requests with pool queries of `kind` that ended with `outcome`.
+    pub fn pool_requests_of(&self, kind: PoolRequestKind, outcome: PoolOutcome) -> u64 {
+        self.pool_requests[pool_index(kind, outcome)]
     }
 }
 
@@ -218,6 +286,26 @@ mod tests {
         assert_eq!(s.latency_buckets[LATENCY_BUCKETS], 1);
         assert_eq!(s.latency_count, 10);
         assert_eq!(bucket_upper_bound_us(10), 1024);
+    }
+
+    #[test]
+    fn pool_requests_are_counted_by_kind_and_outcome() {
+        let m = KeMetrics::default();
+        m.record_pool_request(PoolRequestKind::FixedKey, PoolOutcome::Ok);
+        m.record_pool_request(PoolRequestKind::FixedKey, PoolOutcome::Ok);
+        m.record_pool_request(PoolRequestKind::Support, PoolOutcome::NotAuthorized);
+        m.record_pool_keep_alive_request();
+        let s = m.snapshot();
+        assert_eq!(
+            s.pool_requests_of(PoolRequestKind::FixedKey, PoolOutcome::Ok),
+            2
+        );
+        assert_eq!(
+            s.pool_requests_of(PoolRequestKind::Support, PoolOutcome::NotAuthorized),
+            1
+        );
+        assert_eq!(s.pool_requests.iter().sum::<u64>(), 3);
+        assert_eq!(s.pool_keep_alive_requests, 1);
     }
 
     #[test]

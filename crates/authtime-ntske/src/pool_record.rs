@@ -273,7 +273,7 @@ mod tests {
     use crate::record::encode_records;
 
     fn wire(record: &PoolRecord) -> Vec<u8> {
-        encode_records(&[record.to_record()]).expect("valid")
+        encode_records(&[record.to_record()]).expect("test value")
     }
 
     // Byte layouts, field by field, as draft-ietf-ntp-nts-keyexchange-pool-00 and
@@ -363,14 +363,14 @@ mod tests {
         for r in &records {
             let bytes = wire(r);
             let crate::record::Decoded::Complete(decoded, used) =
-                Record::decode(&bytes, 4096).expect("valid")
+                Record::decode(&bytes, 4096).expect("test value")
             else {
                 panic!("a whole record decodes")
             };
             assert_eq!(used, bytes.len());
             let back = PoolRecord::from_record(&decoded)
-                .expect("valid")
-                .expect("valid");
+                .expect("test value")
+                .expect("test value");
             assert_eq!(&back, r);
             assert!(is_pool_type(r.record_type()));
         }
@@ -384,7 +384,7 @@ mod tests {
                 record_type: t,
                 body: body.to_vec(),
             })
-            .expect("valid")
+            .expect("test value")
         };
         assert!(bad(9, &[0]).is_err());
         assert!(bad(10, &[0, 15, 0]).is_err());

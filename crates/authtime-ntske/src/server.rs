@@ -10,6 +10,15 @@
 //! close_notify. Certificates are re-read on
 //! [`KeServerHandle::reload`] and when the files' modification times change; a failed
 //! reload keeps the previous certificate.
+//!
+//! A pool member (pool token files configured, see [`crate::pool_member`]) may keep a
+//! connection open: when the response to an authenticated pool request granted Keep
+//! Alive, the response is written without close_notify and the next request is read,
+//! waiting at most [`KeServerConfig::keep_alive_idle_timeout`] for it to start and then
+//! [`KeServerConfig::session_timeout`] for the rest, up to
+//! [`KeServerConfig::max_requests_per_connection`] requests. The connection closes after
+//! any response that did not grant Keep Alive (an error, a non-pool request). The token
+//! files are re-read with the certificate, on reload and when they change.
 
 use std::fmt;
 use std::io;
@@ -31,10 +40,12 @@ use crate::balancer::Balancer;
 use crate::client_limit::{Admission, ClientLimitConfig, ClientLimiter, ClientTicket};
 use crate::message::{MessageError, MessageLimits, MessageReader, Progress};
 use crate::metrics::{KeMetrics, KeMetricsSnapshot, SessionOutcome};
+use crate::pool_member::{MAX_REQUESTS_PER_CONNECTION, PoolTokens};
+use crate::pool_token_file::{PoolTokenFileError, read_pool_token_files, stamps};
 use crate::record::Record;
 use crate::server_core::{
-    CookieIssuer, KeServerCore, Negotiated, RequestError, ServerConfigError, ServerCoreConfig,
-    ServerResponse,
+    CookieIssuer, KeServerCore, Negotiated, RequestError, RespondOptions, ServerConfigError,
+    ServerCoreConfig, ServerResponse,
 };
 use crate::tls_config::{TlsConfigError, negotiated_group, server_config_from_files};
 
@@ -66,6 +77,13 @@ pub struct KeServerConfig {
     pub reload_poll_interval: Option<Duration>,
     /// Negotiation settings.
     pub core: ServerCoreConfig,
+    /// Files holding the Authentication tokens of the pool load balancers this server
+    /// serves as a pool member, one token per file; empty (the default): not a member.
+    pub pool_token_files: Vec<PathBuf>,
+    /// How long a kept-alive connection may wait for its next request (default 30 s).
+    pub keep_alive_idle_timeout: Duration,
+    /// Requests one kept-alive connection may carry (default 1000).
+    pub max_requests_per_connection: usize,
 }
 
 impl KeServerConfig {
@@ -85,6 +103,9 @@ impl KeServerConfig {
             session_timeout: Duration::from_secs(2),
             reload_poll_interval: Some(Duration::from_secs(5)),
             core: ServerCoreConfig::default(),
+            pool_token_files: Vec::new(),
+            keep_alive_idle_timeout: Duration::from_secs(30),
+            max_requests_per_connection: MAX_REQUESTS_PER_CONNECTION,
         }
     }
 }
@@ -99,6 +120,8 @@ pub enum KeServerError {
     Limits(&'static str),
     /// The certificate or key could not be loaded.
     Tls(TlsConfigError),
+    /// A pool token file cannot be used.
+    PoolToken(PoolTokenFileError),
     /// A listening socket could not be bound.
     Bind {
         /// The address.
@@ -114,6 +137,7 @@ impl fmt::Display for KeServerError {
             Self::Config(e) => write!(f, "{e}"),
             Self::Limits(what) => write!(f, "{what} must not be zero"),
             Self::Tls(e) => write!(f, "{e}"),
+            Self::PoolToken(e) => write!(f, "{e}"),
             Self::Bind { addr, source } => write!(f, "bind {addr}: {source}"),
         }
     }
@@ -139,13 +163,16 @@ pub enum KeResponder {
 impl KeResponder {
     /// The response to `records` (End of Message included) from a client whose TLS
     /// session is `connection`.
+    /// `options` (keep-alive of pool requests) apply to the local core: a balancer
+    /// answers ordinary key exchanges only and never keeps a connection open.
     pub async fn respond(
         &self,
         records: &[Record],
         connection: &rustls::ServerConnection,
+        options: RespondOptions,
     ) -> ServerResponse {
         match self {
-            Self::Local(core) => core.respond_to_records(records, connection),
+            Self::Local(core) => core.respond_to_records_with(records, connection, options),
             Self::Balancer(balancer) => balancer.respond(records, connection).await,
         }
     }
@@ -165,6 +192,11 @@ struct Shared {
     epoch: std::time::Instant,
     handshake_timeout: Duration,
     session_timeout: Duration,
+    keep_alive_idle_timeout: Duration,
+    max_requests_per_connection: usize,
+    pool_tokens: PoolTokens,
+    pool_token_files: Vec<PathBuf>,
+    pool_token_stamp: Mutex<Vec<Option<(SystemTime, u64)>>>,
     shutdown: watch::Sender<bool>,
 }
 
@@ -184,7 +216,7 @@ impl Shared {
         Some([one(&self.chain_path)?, one(&self.key_path)?])
     }
 
-    fn reload(&self) -> Result<(), TlsConfigError> {
+    fn reload_certificate(&self) -> Result<(), TlsConfigError> {
         let stamp = self.file_stamp();
         if let Ok(mut s) = self.stamp.lock() {
             *s = stamp;
@@ -206,7 +238,33 @@ impl Shared {
         }
     }
 
-    /// Reloads if either file changed since the last load attempt.
+    /// Re-reads the pool token files (nothing to do when none is configured); on
+    /// error the previous tokens stay, and the error (which names the file, never the
+    /// token) is logged and counted.
+    fn reload_pool_tokens(&self) -> Result<usize, PoolTokenFileError> {
+        if self.pool_token_files.is_empty() {
+            return Ok(0);
+        }
+        if let Ok(mut s) = self.pool_token_stamp.lock() {
+            *s = stamps(&self.pool_token_files);
+        }
+        match read_pool_token_files(&self.pool_token_files) {
+            Ok(tokens) => {
+                let n = tokens.len();
+                self.pool_tokens.replace(tokens);
+                tracing::info!(tokens = n, "NTS pool tokens reloaded");
+                Ok(n)
+            }
+            Err(e) => {
+                self.metrics.record_pool_token_reload_failure();
+                tracing::warn!("NTS pool token reload failed, keeping the old tokens: {e}");
+                Err(e)
+            }
+        }
+    }
+
+    /// Reloads what changed since the last load attempt: the certificate if either of
+    /// its files did, the pool tokens if any of their files did.
     fn reload_if_changed(&self) {
         let now = self.file_stamp();
         let changed = match self.stamp.lock() {
@@ -214,8 +272,19 @@ impl Shared {
             Err(_) => false,
         };
         if changed && now.is_some() {
-            // The error is logged and counted inside reload().
-            let _ = self.reload();
+            // The error is logged and counted inside reload_certificate().
+            let _ = self.reload_certificate();
+        }
+        if !self.pool_token_files.is_empty() {
+            let now = stamps(&self.pool_token_files);
+            let changed = match self.pool_token_stamp.lock() {
+                Ok(s) => *s != now,
+                Err(_) => false,
+            };
+            if changed && now.iter().all(Option::is_some) {
+                // Logged and counted inside.
+                let _ = self.reload_pool_tokens();
+            }
         }
     }
 }
@@ -233,10 +302,19 @@ impl fmt::Debug for KeServerHandle {
 }
 
 impl KeServerHandle {
-    /// Re-reads the certificate chain and key (call on SIGHUP). New connections use the
-    /// new certificate; on error the old one stays and the error is returned.
+    /// Re-reads the certificate chain and key (call on SIGHUP), and the pool token
+    /// files when configured. New connections use the new certificate; on error the old
+    /// one stays and the error is returned. A pool token failure is logged and counted
+    /// and keeps the old tokens (see [`KeServerHandle::reload_pool_tokens`]).
     pub fn reload(&self) -> Result<(), TlsConfigError> {
-        self.shared.reload()
+        let _ = self.shared.reload_pool_tokens();
+        self.shared.reload_certificate()
+    }
+
+    /// Re-reads the pool token files; returns how many tokens are in force. On error
+    /// the previous tokens stay.
+    pub fn reload_pool_tokens(&self) -> Result<usize, PoolTokenFileError> {
+        self.shared.reload_pool_tokens()
     }
 
     /// A copy of the counters and the latency histogram.
@@ -309,6 +387,22 @@ impl KeServer {
         if config.handshake_timeout.is_zero() || config.session_timeout.is_zero() {
             return Err(KeServerError::Limits("timeout"));
         }
+        if config.keep_alive_idle_timeout.is_zero() {
+            return Err(KeServerError::Limits("keep-alive idle timeout"));
+        }
+        if config.max_requests_per_connection == 0 {
+            return Err(KeServerError::Limits("requests per connection"));
+        }
+        let pool_tokens = PoolTokens::new(
+            read_pool_token_files(&config.pool_token_files).map_err(KeServerError::PoolToken)?,
+        );
+        // Pool tokens make the local core a pool member; a balancer is not one.
+        let responder = match responder {
+            KeResponder::Local(core) => {
+                KeResponder::Local(core.with_pool_tokens(pool_tokens.clone()))
+            }
+            balancer => balancer,
+        };
         let tls =
             server_config_from_files(&config.certificate_chain_path, &config.private_key_path)
                 .map_err(KeServerError::Tls)?;
@@ -343,6 +437,11 @@ impl KeServer {
             epoch: std::time::Instant::now(),
             handshake_timeout: config.handshake_timeout,
             session_timeout: config.session_timeout,
+            keep_alive_idle_timeout: config.keep_alive_idle_timeout,
+            max_requests_per_connection: config.max_requests_per_connection,
+            pool_tokens,
+            pool_token_stamp: Mutex::new(stamps(&config.pool_token_files)),
+            pool_token_files: config.pool_token_files,
             shutdown,
         });
         let stamp = shared.file_stamp();
@@ -482,8 +581,19 @@ enum ReadFailure {
     Message(MessageError),
 }
 
-async fn read_request(tls: &mut TlsStream<TcpStream>) -> Result<Vec<Record>, ReadFailure> {
+/// Reads one request; `first` holds bytes of it already read.
+async fn read_request(
+    tls: &mut TlsStream<TcpStream>,
+    first: &[u8],
+) -> Result<Vec<Record>, ReadFailure> {
     let mut reader = MessageReader::new(MessageLimits::REQUEST);
+    if !first.is_empty() {
+        match reader.feed(first) {
+            Ok(Progress::Complete) => return reader.finish().map_err(ReadFailure::Message),
+            Ok(Progress::NeedMore) => {}
+            Err(e) => return Err(ReadFailure::Message(e)),
+        }
+    }
     let mut buf = vec![0u8; READ_CHUNK];
     loop {
         let n = tls.read(&mut buf).await.map_err(|_| ReadFailure::Io)?;
@@ -520,22 +630,71 @@ async fn serve_connection(shared: &Shared, stream: TcpStream) -> SessionOutcome 
         let _ = timeout(TIMEOUT_REPLY_GRACE, tls.shutdown()).await;
         return SessionOutcome::TlsError;
     }
-    let (response, mut outcome) = match timeout_at(deadline, read_request(&mut tls)).await {
+    let (mut outcome, mut keep_alive) = serve_request(shared, &mut tls, deadline, &[], 0).await;
+    // Only an authenticated pool request is ever granted Keep Alive.
+    let mut served = 1;
+    while keep_alive {
+        let Some((first, deadline)) = wait_for_next_request(shared, &mut tls).await else {
+            // The load balancer closed, went idle, or we are stopping.
+            let _ = timeout(TIMEOUT_REPLY_GRACE, tls.shutdown()).await;
+            break;
+        };
+        shared.metrics.record_pool_keep_alive_request();
+        (outcome, keep_alive) = serve_request(shared, &mut tls, deadline, &first, served).await;
+        served += 1;
+    }
+    outcome
+}
+
+/// Waits (at most the keep-alive idle time, and not past shutdown) for the first bytes
+/// of another request; returns them and the deadline for the rest of it.
+async fn wait_for_next_request(
+    shared: &Shared,
+    tls: &mut TlsStream<TcpStream>,
+) -> Option<(Vec<u8>, Instant)> {
+    let mut stop = shared.shutdown.subscribe();
+    let mut buf = vec![0u8; READ_CHUNK];
+    let n = tokio::select! {
+        read = timeout(shared.keep_alive_idle_timeout, tls.read(&mut buf)) => match read {
+            Ok(Ok(n)) if n > 0 => n,
+            _ => return None,
+        },
+        _ = stop.wait_for(|stopped| *stopped) => return None,
+    };
+    buf.truncate(n);
+    Some((buf, Instant::now() + shared.session_timeout))
+}
+
+/// Reads, answers and writes one request. Returns its outcome and whether the response
+/// granted Keep Alive (then the connection stays open, else close_notify was sent).
+/// `served` is the number of requests this connection carried before.
+async fn serve_request(
+    shared: &Shared,
+    tls: &mut TlsStream<TcpStream>,
+    deadline: Instant,
+    first: &[u8],
+    served: usize,
+) -> (SessionOutcome, bool) {
+    let options = RespondOptions {
+        allow_keep_alive: served + 1 < shared.max_requests_per_connection,
+        kept_alive: served > 0,
+    };
+    let (response, mut outcome) = match timeout_at(deadline, read_request(tls, first)).await {
         Err(_) => (
             KeServerCore::error_response(RequestError::Timeout),
             SessionOutcome::Timeout,
         ),
-        Ok(Err(ReadFailure::Io)) => return SessionOutcome::TlsError,
+        Ok(Err(ReadFailure::Io)) => return (SessionOutcome::TlsError, false),
         Ok(Err(ReadFailure::Message(e))) => (
             KeServerCore::error_response(RequestError::Message(e)),
             SessionOutcome::BadRequest,
         ),
-        Ok(Ok(records)) => {
+        Ok(Ok(mut records)) => {
             let started = std::time::Instant::now();
             // A balancer waits on a backend: the session deadline bounds that too.
             let response = match timeout_at(
                 deadline,
-                shared.responder.respond(&records, tls.get_ref().1),
+                shared.responder.respond(&records, tls.get_ref().1, options),
             )
             .await
             {
@@ -545,6 +704,8 @@ async fn serve_connection(shared: &Shared, stream: TcpStream) -> SessionOutcome 
                 )),
             };
             shared.metrics.record_latency(started.elapsed());
+            // Pool records may carry a load balancer's token and fixed keys.
+            crate::pool_member::zeroize_pool_records(&mut records);
             let outcome = classify(&response);
             (response, outcome)
         }
@@ -552,13 +713,20 @@ async fn serve_connection(shared: &Shared, stream: TcpStream) -> SessionOutcome 
     if let Ok(Negotiated::Ntpv4 { cookies, .. }) = &response.result {
         shared.metrics.add_cookies(*cookies);
     }
+    if let Some(pool) = response.pool {
+        shared.metrics.record_pool_request(pool.kind, pool.outcome);
+    }
+    let keep_alive = response.keep_alive;
     let write_deadline = deadline.max(Instant::now() + TIMEOUT_REPLY_GRACE);
     // The response and close_notify leave in one write; closing the socket
     // (when `tls` is dropped) then sends the FIN, so no shutdown call is needed.
+    // A response granting Keep Alive goes without close_notify.
     let written = timeout_at(write_deadline, async {
         let connection = tls.get_mut().1;
         std::io::Write::write_all(&mut connection.writer(), &response.bytes)?;
-        connection.send_close_notify();
+        if !keep_alive {
+            connection.send_close_notify();
+        }
         tls.flush().await
     })
     .await;
@@ -568,12 +736,12 @@ async fn serve_connection(shared: &Shared, stream: TcpStream) -> SessionOutcome 
         Err(_) if outcome == SessionOutcome::Ok => outcome = SessionOutcome::Timeout,
         _ => {}
     }
-    outcome
+    (outcome, keep_alive && matches!(written, Ok(Ok(()))))
 }
 
 fn classify(response: &ServerResponse) -> SessionOutcome {
     match &response.result {
-        Ok(Negotiated::Ntpv4 { .. }) => SessionOutcome::Ok,
+        Ok(Negotiated::Ntpv4 { .. } | Negotiated::PoolSupport) => SessionOutcome::Ok,
         Ok(_) => SessionOutcome::NoCommonAlgorithm,
         Err(e) if e.is_internal() => SessionOutcome::InternalError,
         Err(_) => SessionOutcome::BadRequest,

@@ -13,6 +13,11 @@ use crate::aead;
 use crate::key_export::{ExportError, KeyExporter, export_session_keys};
 use crate::message::{MessageError, MessageLimits, decode_message};
 use crate::ntp_server_name::{ServerNameError, validate_ntp_server_name};
+use crate::pool_member::{
+    PoolOutcome, PoolParseError, PoolRequest, PoolRequestError, PoolRequestKind, PoolTokens,
+    is_authenticated, parse_pool_request, pool_query_kind, support_records,
+};
+use crate::pool_record::PoolRecord;
 use crate::record::{
     NEXT_PROTOCOL_NTPV4, Record, encode_records, error_code, peer_record_type, record_type,
 };
@@ -174,6 +179,9 @@ pub enum RequestError {
     /// A key-exchange load balancer's backend failed after the client's keys were
     /// sent to it (the text says how). Internal Server Error.
     Backend(String),
+    /// An authenticated pool request of a shape the pool draft does not allow, or a
+    /// key exchange on a connection kept alive for pool requests. Bad Request.
+    Pool(PoolRequestError),
 }
 
 impl RequestError {
@@ -192,6 +200,7 @@ impl RequestError {
             | Self::ClientSentServerRecord { .. }
             | Self::DuplicateRecord { .. }
             | Self::MalformedPeerRecord { .. }
+            | Self::Pool(_)
             | Self::Timeout => error_code::BAD_REQUEST,
         }
     }
@@ -227,6 +236,7 @@ impl fmt::Display for RequestError {
             Self::Cookies(e) => write!(f, "{e}"),
             Self::NoBackend => f.write_str("no backend available"),
             Self::Backend(e) => write!(f, "backend: {e}"),
+            Self::Pool(e) => write!(f, "pool request: {e}"),
         }
     }
 }
@@ -248,6 +258,28 @@ pub enum Negotiated {
     NoCommonProtocol,
     /// None of the client's AEADs is supported: empty AEAD record (section 4.1.5).
     NoCommonAead,
+    /// A pool load balancer's support query was answered (no cookies).
+    PoolSupport,
+}
+
+/// A request that carried pool queries (records 9, 10 or 12), for the metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PoolExchange {
+    /// Support query or Fixed Key Request.
+    pub kind: PoolRequestKind,
+    /// How it ended.
+    pub outcome: PoolOutcome,
+}
+
+/// How the driver lets the core answer one request of a connection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RespondOptions {
+    /// The connection may stay open: an authenticated pool request that asks for Keep
+    /// Alive gets it. False for the last request a connection may carry.
+    pub allow_keep_alive: bool,
+    /// The connection was kept alive after a pool request: only pool requests are
+    /// answered; an ordinary key exchange gets Bad Request.
+    pub kept_alive: bool,
 }
 
 /// The response to send, in one buffer, and what happened.
@@ -257,6 +289,11 @@ pub struct ServerResponse {
     pub bytes: Vec<u8>,
     /// The negotiation result, or the error the response reports.
     pub result: Result<Negotiated, RequestError>,
+    /// The response grants Keep Alive: the driver reads another request on the
+    /// connection. Only ever true for an authenticated pool request.
+    pub keep_alive: bool,
+    /// Set when the request carried pool queries.
+    pub pool: Option<PoolExchange>,
 }
 
 /// The sans-IO NTS-KE server.
@@ -264,12 +301,14 @@ pub struct ServerResponse {
 pub struct KeServerCore {
     config: ServerCoreConfig,
     issuer: Arc<dyn CookieIssuer>,
+    pool_tokens: PoolTokens,
 }
 
 impl fmt::Debug for KeServerCore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("KeServerCore")
             .field("config", &self.config)
+            .field("pool_tokens", &self.pool_tokens)
             .finish_non_exhaustive()
     }
 }
@@ -312,7 +351,25 @@ impl KeServerCore {
         issuer: Arc<dyn CookieIssuer>,
     ) -> Result<Self, ServerConfigError> {
         config.validate()?;
-        Ok(Self { config, issuer })
+        Ok(Self {
+            config,
+            issuer,
+            pool_tokens: PoolTokens::default(),
+        })
+    }
+
+    /// Makes the server a pool member for the load balancers holding one of `tokens`
+    /// (see [`crate::pool_member`]); an empty set, the default, means not a member.
+    /// The set is shared: [`PoolTokens::replace`] on a clone takes effect at once.
+    #[must_use]
+    pub fn with_pool_tokens(mut self, tokens: PoolTokens) -> Self {
+        self.pool_tokens = tokens;
+        self
+    }
+
+    /// The pool tokens in force (empty: not a pool member).
+    pub fn pool_tokens(&self) -> &PoolTokens {
+        &self.pool_tokens
     }
 
     /// The configuration in force.
@@ -328,23 +385,171 @@ impl KeServerCore {
         }
     }
 
-    /// Answers a request whose records were already read (End of Message included).
+    /// Answers a request whose records were already read (End of Message included), as
+    /// the only request of its connection may be answered (Keep Alive allowed).
     pub fn respond_to_records(
         &self,
         records: &[Record],
         exporter: &dyn KeyExporter,
     ) -> ServerResponse {
-        match self.negotiate(records, exporter) {
-            Ok((records, negotiated)) => match encode_records(&records) {
-                Ok(bytes) => ServerResponse {
-                    bytes,
-                    result: Ok(negotiated),
-                },
-                Err(e) => {
-                    Self::error_response(RequestError::Cookies(CookieIssueError(e.to_string())))
-                }
+        self.respond_to_records_with(
+            records,
+            exporter,
+            RespondOptions {
+                allow_keep_alive: true,
+                kept_alive: false,
             },
+        )
+    }
+
+    /// Answers a request whose records were already read, with the connection's
+    /// `options` (see [`RespondOptions`]).
+    pub fn respond_to_records_with(
+        &self,
+        records: &[Record],
+        exporter: &dyn KeyExporter,
+        options: RespondOptions,
+    ) -> ServerResponse {
+        let query = pool_query_kind(records);
+        let member = !self.pool_tokens.is_empty();
+        if let Some(kind) = query.filter(|_| member && is_authenticated(records, &self.pool_tokens))
+        {
+            return self.respond_to_pool(records, kind, options.allow_keep_alive);
+        }
+        let mut response = if options.kept_alive {
+            // Only pool requests are served on a kept-alive connection; the ordinary
+            // checks still decide the error (Error 0 for unauthenticated pool records).
+            let error = match parse_request(records) {
+                Err(e) => e,
+                Ok(_) => RequestError::Pool(PoolRequestError::KeyExchangeOnKeptAliveConnection),
+            };
+            Self::error_response(error)
+        } else {
+            self.respond_ordinary(records, exporter)
+        };
+        response.pool = query.map(|kind| PoolExchange {
+            kind,
+            outcome: PoolOutcome::NotAuthorized,
+        });
+        response
+    }
+
+    fn respond_ordinary(&self, records: &[Record], exporter: &dyn KeyExporter) -> ServerResponse {
+        match self.negotiate(records, exporter) {
+            Ok((records, negotiated)) => Self::encoded(&records, negotiated, false),
             Err(e) => Self::error_response(e),
+        }
+    }
+
+    fn encoded(records: &[Record], negotiated: Negotiated, keep_alive: bool) -> ServerResponse {
+        match encode_records(records) {
+            Ok(bytes) => ServerResponse {
+                bytes,
+                result: Ok(negotiated),
+                keep_alive,
+                pool: None,
+            },
+            Err(e) => Self::error_response(RequestError::Cookies(CookieIssueError(e.to_string()))),
+        }
+    }
+
+    /// Answers an authenticated request carrying pool queries of `kind`.
+    fn respond_to_pool(
+        &self,
+        records: &[Record],
+        kind: PoolRequestKind,
+        allow_keep_alive: bool,
+    ) -> ServerResponse {
+        let (mut response, kind) = match parse_pool_request(records, &self.config.aead_algorithms) {
+            Ok(request) => {
+                let kind = request.kind();
+                (self.answer_pool(request, allow_keep_alive), kind)
+            }
+            Err(e) => {
+                let error = match e {
+                    PoolParseError::Pool(e) => RequestError::Pool(e),
+                    PoolParseError::UnknownCritical(record_type) => {
+                        RequestError::UnrecognizedCriticalRecord { record_type }
+                    }
+                    PoolParseError::ServerRecord(record_type) => {
+                        RequestError::ClientSentServerRecord { record_type }
+                    }
+                };
+                (Self::error_response(error), kind)
+            }
+        };
+        let outcome = match &response.result {
+            Ok(_) => PoolOutcome::Ok,
+            Err(e) if e.is_internal() => PoolOutcome::InternalError,
+            Err(_) => PoolOutcome::BadRequest,
+        };
+        response.pool = Some(PoolExchange { kind, outcome });
+        response
+    }
+
+    fn answer_pool(&self, request: PoolRequest, allow_keep_alive: bool) -> ServerResponse {
+        let (mut out, negotiated, keep_alive) = match request {
+            PoolRequest::Support {
+                protocols,
+                algorithms,
+                keep_alive,
+            } => (
+                support_records(&self.config.aead_algorithms, algorithms, protocols),
+                Negotiated::PoolSupport,
+                keep_alive,
+            ),
+            PoolRequest::FixedKey {
+                aead_id,
+                c2s,
+                s2c,
+                keep_alive,
+            } => match self.cookie_records(aead_id, &c2s, &s2c) {
+                Ok((records, negotiated)) => (records, negotiated, keep_alive),
+                Err(e) => return Self::error_response(e),
+            },
+        };
+        let keep_alive = keep_alive && allow_keep_alive;
+        if keep_alive {
+            out.push(PoolRecord::KeepAlive.to_record());
+        }
+        out.push(Record::EndOfMessage);
+        Self::encoded(&out, negotiated, keep_alive)
+    }
+
+    /// The response records of a key exchange for `aead_id` with these keys, End of
+    /// Message excluded: Next Protocol, AEAD, Server and Port as configured, cookies.
+    fn cookie_records(
+        &self,
+        aead_id: u16,
+        c2s: &[u8],
+        s2c: &[u8],
+    ) -> Result<(Vec<Record>, Negotiated), RequestError> {
+        let cookies = self
+            .issuer
+            .issue(aead_id, c2s, s2c, self.config.cookie_count)
+            .map_err(RequestError::Cookies)?;
+        check_issued_cookies(&cookies, self.config.cookie_count)?;
+        let mut out = Vec::with_capacity(cookies.len() + 5);
+        out.push(Record::NextProtocol(vec![NEXT_PROTOCOL_NTPV4]));
+        out.push(Record::AeadAlgorithm(vec![aead_id]));
+        self.push_server_and_port(&mut out);
+        let count = cookies.len();
+        out.extend(cookies.into_iter().map(Record::NewCookie));
+        Ok((
+            out,
+            Negotiated::Ntpv4 {
+                aead_id,
+                cookies: count,
+            },
+        ))
+    }
+
+    fn push_server_and_port(&self, out: &mut Vec<Record>) {
+        if let Some(server) = &self.config.ntp_server {
+            out.push(Record::Server(server.clone()));
+        }
+        if let Some(port) = self.config.ntp_port {
+            out.push(Record::Port(port));
         }
     }
 
@@ -353,6 +558,8 @@ impl KeServerCore {
         ServerResponse {
             bytes: error_message(error.error_code()),
             result: Err(error),
+            keep_alive: false,
+            pool: None,
         }
     }
 
@@ -405,12 +612,7 @@ impl KeServerCore {
                 body: Vec::new(),
             });
         }
-        if let Some(server) = &self.config.ntp_server {
-            out.push(Record::Server(server.clone()));
-        }
-        if let Some(port) = self.config.ntp_port {
-            out.push(Record::Port(port));
-        }
+        self.push_server_and_port(&mut out);
         let count = cookies.len();
         out.extend(cookies.into_iter().map(Record::NewCookie));
         out.push(Record::EndOfMessage);

@@ -181,7 +181,7 @@ fn a_flood_larger_than_the_buffer_still_lets_the_genuine_stream_through() {
 type Harness = fn(&[u8]);
 
 /// The fuzz targets whose harness is a library function, with that function.
-const HARNESSES: [(&str, Harness); 26] = [
+const HARNESSES: [(&str, Harness); 27] = [
     (
         "config_parsing",
         authtime_server::fuzz_harness::config_parsing,
@@ -244,6 +244,10 @@ const HARNESSES: [(&str, Harness); 26] = [
     (
         "ntske_client_response",
         authtime_ntske::fuzz_harness::client_response,
+    ),
+    (
+        "ntske_pool_member_request",
+        authtime_ntske::fuzz_harness::pool_member_request,
     ),
     (
         "ntske_pool_backend_response",

@@ -57,15 +57,19 @@ fn keygen(dir: &TempDir) -> (String, String, [u8; 32]) {
 /// Starts the daemon with `roughtime` as the body of its `[roughtime]`
 /// section on a free port, and the `extra` sections.
 fn serve(dir: &TempDir, roughtime: &str, extra: &str) -> (Serve, SocketAddr) {
-    let port = free_udp_port();
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    // Port 0: the daemon binds UDP and then TCP on the port UDP got, and says
+    // which. A port picked here and bound later by the daemon could be taken
+    // in between by another test (a CI run saw "Address already in use").
     let serve = Serve::start(
         dir,
         &format!(
-            "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n[roughtime]\nlisten = [\"{addr}\"]\n\
+            "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n[roughtime]\nlisten = [\"127.0.0.1:0\"]\n\
              {roughtime}\n{extra}"
         ),
     );
+    let addr = serve
+        .roughtime
+        .expect("the daemon prints its Roughtime address");
     (serve, addr)
 }
 
@@ -423,16 +427,17 @@ fn online_keys_rotate_and_an_offline_delegation_is_served_until_its_maxt() {
 
 /// [`serve`] under another file name (a second daemon in one directory).
 fn serve_named(dir: &TempDir, name: &str, roughtime: &str) -> (Serve, SocketAddr) {
-    let port = free_udp_port();
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let serve = Serve::start_named(
         dir,
         name,
         &format!(
-            "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n[roughtime]\nlisten = [\"{addr}\"]\n\
+            "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n[roughtime]\nlisten = [\"127.0.0.1:0\"]\n\
              {roughtime}\n"
         ),
     );
+    let addr = serve
+        .roughtime
+        .expect("the daemon prints its Roughtime address");
     (serve, addr)
 }
 
@@ -549,16 +554,17 @@ fn two_servers_sharing_a_key_store_answer_with_one_online_key() {
     let section = "long-term-key = \"lt.key\"\n";
     let store = "[keystore]\npath = \"fleet-keys\"\n";
     let (first, a) = serve(&dir, section, store);
-    let port = free_udp_port();
-    let b: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let second = Serve::start_named(
         &dir,
         "second",
         &format!(
-            "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n[roughtime]\nlisten = [\"{b}\"]\n\
+            "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n[roughtime]\nlisten = [\"127.0.0.1:0\"]\n\
              {section}{store}"
         ),
     );
+    let b = second
+        .roughtime
+        .expect("the daemon prints its Roughtime address");
     let client = udp_client();
     let mut keys = Vec::new();
     for addr in [a, b] {

@@ -106,6 +106,9 @@ pub struct NtsKeSection {
     pub client_table_size: usize,
     /// Leading bits of an IPv6 address that identify one client.
     pub ipv6_prefix: u8,
+    /// Files holding the Authentication tokens of NTS pool load balancers, one
+    /// token a file; empty = not a pool member.
+    pub pool_token_files: Vec<PathBuf>,
 }
 
 impl Default for NtsKeSection {
@@ -135,6 +138,7 @@ impl Default for NtsKeSection {
             client_max_connections: ClientLimitConfig::default().max_connections,
             client_table_size: ClientLimitConfig::default().table_size,
             ipv6_prefix: ClientLimitConfig::default().ipv6_prefix_len,
+            pool_token_files: Vec::new(),
         }
     }
 }
@@ -218,6 +222,9 @@ pub struct NtsKeSettings {
     pub certificate_check_interval: Option<std::time::Duration>,
     /// Limits per client, checked before TLS; `None` when off.
     pub client_limits: Option<ClientLimitConfig>,
+    /// Pool token files (resolved against the configuration's directory); empty =
+    /// not an NTS pool member.
+    pub pool_token_files: Vec<PathBuf>,
     /// `[nts-ke-balancer]`: when set, requests are answered by pool members.
     pub balancer: Option<nts_balancer::BalancerSettings>,
 }
@@ -770,6 +777,13 @@ impl ConfigFile {
             }
             let settings = balancer.validate(&relative, problems);
             if let Some(ke) = &mut ke {
+                if !ke.pool_token_files.is_empty() {
+                    problems.push(Problem::new(
+                        "nts-ke-balancer",
+                        "a load balancer is not a pool member: leave [nts-ke] pool-token-files \
+                         out, or this section",
+                    ));
+                }
                 ke.balancer = settings;
             }
         }
@@ -936,6 +950,22 @@ impl NtsKeSection {
             n => n,
         };
         let client_limits = self.validate_client_limits(problems);
+        let mut pool_token_files = Vec::new();
+        for (i, path) in self.pool_token_files.iter().enumerate() {
+            if path.as_os_str().is_empty() {
+                problems.push(Problem::new(
+                    format!("nts-ke.pool-token-files[{i}]"),
+                    "the file name is empty",
+                ));
+            } else if pool_token_files.contains(&relative(path)) {
+                problems.push(Problem::new(
+                    format!("nts-ke.pool-token-files[{i}]"),
+                    format!("{} is listed twice", path.display()),
+                ));
+            } else {
+                pool_token_files.push(relative(path));
+            }
+        }
         (problems.len() == before).then(|| NtsKeSettings {
             listen,
             certificate_chain,
@@ -949,6 +979,7 @@ impl NtsKeSection {
             workers,
             certificate_check_interval: check,
             client_limits,
+            pool_token_files,
             balancer: None,
         })
     }
@@ -1333,6 +1364,35 @@ mod tests {
                 table_size: 100,
                 ipv6_prefix_len: 56,
             }
+        );
+    }
+
+    #[test]
+    fn pool_token_files_are_off_by_default_resolved_and_checked() {
+        assert!(ke_settings("").pool_token_files.is_empty());
+        let settings = ConfigFile::parse(&format!(
+            "{KE_BASE}pool-token-files = [\"pool-token\", \"/etc/authtimed/kelb2\"]\n"
+        ))
+        .expect("parses")
+        .validate(Some(Path::new("/etc/authtime")))
+        .expect("valid")
+        .nts
+        .and_then(|nts| nts.ke)
+        .expect("nts-ke");
+        assert_eq!(
+            settings.pool_token_files,
+            [
+                PathBuf::from("/etc/authtime/pool-token"),
+                PathBuf::from("/etc/authtimed/kelb2")
+            ]
+        );
+        let found = problems(&format!(
+            "{KE_BASE}pool-token-files = [\"\", \"a\", \"a\"]\n"
+        ));
+        let paths: Vec<&str> = found.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["nts-ke.pool-token-files[0]", "nts-ke.pool-token-files[2]"]
         );
     }
 

@@ -346,6 +346,22 @@ mod tests {
     }
 
     #[test]
+    fn a_balancer_is_not_a_pool_member() {
+        let file = ConfigFile::parse(&format!(
+            "{BASE}pool-token-files = [\"t\"]\n[nts-ke-balancer]\n[[nts-ke-balancer.backend]]\n\
+             name = \"a\"\naddress = \"a:1\"\ntoken-file = \"t\"\n"
+        ))
+        .expect("parses");
+        let problems = file.validate(None).expect_err("invalid");
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.path == "nts-ke-balancer" && p.message.contains("pool-token-files")),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
     fn token_files_must_be_private_and_hold_one_token() {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = std::env::temp_dir().join(format!("authtime-token-{}", std::process::id()));

@@ -11,7 +11,10 @@ use authtime_nts::{AeadAlgorithm, SessionKeys, seal_cookie};
 use authtime_ntske::{
     CookieIssueError, CookieIssuer, KeResponder, KeServer, KeServerConfig, KeServerHandle,
     ServerCoreConfig,
-    metrics::{KEY_EXCHANGE_GROUPS, KeMetricsSnapshot, bucket_upper_bound_us},
+    metrics::{
+        KEY_EXCHANGE_GROUPS, KeMetricsSnapshot, POOL_OUTCOMES, POOL_REQUEST_KINDS,
+        bucket_upper_bound_us,
+    },
 };
 
 use crate::config::NtsKeSettings;
@@ -103,6 +106,7 @@ pub(crate) fn start(
     config.handshake_timeout = settings.handshake_timeout;
     config.session_timeout = settings.session_timeout;
     config.reload_poll_interval = settings.certificate_check_interval;
+    config.pool_token_files = settings.pool_token_files.clone();
     config.core = ServerCoreConfig {
         aead_algorithms: settings.aead_ids.clone(),
         ntp_server: settings.ntp_server.clone(),
@@ -209,6 +213,40 @@ fn render(out: &mut String, m: &KeMetricsSnapshot, active: usize) {
         "counter",
         "Certificate reloads that failed (the previous certificate stays).",
         &[(String::new(), m.reload_failures)],
+    );
+    let mut pool = Vec::with_capacity(POOL_REQUEST_KINDS.len() * POOL_OUTCOMES.len());
+    for kind in POOL_REQUEST_KINDS {
+        for outcome in POOL_OUTCOMES {
+            pool.push((
+                format!(
+                    "{{kind=\"{}\",outcome=\"{}\"}}",
+                    kind.label(),
+                    outcome.label()
+                ),
+                m.pool_requests_of(kind, outcome),
+            ));
+        }
+    }
+    write_family(
+        out,
+        "authtime_ntske_pool_requests_total",
+        "counter",
+        "NTS-KE requests with NTS pool queries (pool-token-files), by kind (fixed_key, support) and outcome (ok; bad_request: authenticated but malformed; not_authorized: no valid token, answered Error 0; internal_error).",
+        &pool,
+    );
+    write_family(
+        out,
+        "authtime_ntske_pool_keep_alive_requests_total",
+        "counter",
+        "NTS-KE requests read on connections a pool load balancer kept alive (the first request of each connection not counted).",
+        &[(String::new(), m.pool_keep_alive_requests)],
+    );
+    write_family(
+        out,
+        "authtime_ntske_pool_token_reload_failures_total",
+        "counter",
+        "Pool token file reloads that failed (the previous tokens stay).",
+        &[(String::new(), m.pool_token_reload_failures)],
     );
     write_family(
         out,

@@ -187,6 +187,8 @@ pub(crate) struct Serve {
     pub(crate) log: PathBuf,
     /// Its first NTS-KE address, when it serves NTS-KE.
     pub(crate) nts_ke: Option<SocketAddr>,
+    /// Its first Roughtime address (UDP and TCP), when it serves Roughtime.
+    pub(crate) roughtime: Option<SocketAddr>,
 }
 
 /// The `[clock]` section of test servers that do not choose one: a
@@ -245,7 +247,7 @@ impl Serve {
             }
         });
         let deadline = Instant::now() + Duration::from_secs(10);
-        let (mut addr, mut metrics, mut nts_ke) = (None, None, None);
+        let (mut addr, mut metrics, mut nts_ke, mut roughtime) = (None, None, None, None);
         while metrics.is_none() {
             let left = deadline.saturating_duration_since(Instant::now());
             let Ok(line) = rx.recv_timeout(left) else {
@@ -261,6 +263,9 @@ impl Serve {
             if let Some(rest) = line.strip_prefix("NTS-KE on tcp ") {
                 nts_ke = nts_ke.or(rest.trim().parse().ok());
             }
+            if let Some(rest) = line.strip_prefix("Roughtime on udp and tcp ") {
+                roughtime = roughtime.or(rest.trim().parse().ok());
+            }
             if let Some(rest) = line.strip_prefix("metrics on http://") {
                 metrics = rest.trim_end_matches("/metrics").parse().ok();
             }
@@ -271,6 +276,7 @@ impl Serve {
             metrics: metrics.expect("metrics"),
             log,
             nts_ke,
+            roughtime,
         }
     }
 
