@@ -13,7 +13,9 @@
 //! - with two members, one stopped mid-test: new sessions keep succeeding
 //!   through the other, and the metrics show the stopped one down;
 //! - with a token the member does not accept: the client gets an Error
-//!   record at once, not a hang.
+//!   record at once, not a hang;
+//! - `authtime serve` as the member (`[nts-ke] pool-token-files`) behind the
+//!   same KELB: `authtime query --nts` and chronyd get NTS time from it.
 //!
 //! ntp-daemon runs in a user namespace under the readonly-clock shim, so it
 //! never changes the host clock (docs/interop.md, "ntpd-rs 1.9").
@@ -421,4 +423,95 @@ fn a_token_the_member_refuses_gives_the_client_an_error_not_a_hang() {
         result: "wrong token: member refuses, client gets Internal Server Error at once",
         test: "nts_pool_kelb::a_token_the_member_refuses_gives_the_client_an_error_not_a_hang",
     });
+}
+
+#[test]
+fn an_authtime_member_behind_the_kelb_serves_nts_time() {
+    let dir = TempDir::new("kelb-authtime-member");
+    // authtime serve as pool member (`[nts-ke] pool-token-files`), its own CA.
+    nts_cert(&dir, "member", &["--ip", IP]);
+    write_private(&dir.path("member.token"), &format!("{TOKEN}\n"));
+    let member = Serve::start_named(
+        &dir,
+        "member",
+        &format!(
+            "[ntp]\nlisten = [\"{IP}:0\"]\nworkers = 1\n\
+             [nts-ke]\nlisten = [\"{IP}:0\"]\ncertificate-chain = \"member-chain.pem\"\n\
+             private-key = \"member-key.pem\"\nworkers = 1\nclient-limit = false\n\
+             pool-token-files = [\"member.token\"]\n\
+             [keystore]\npath = \"member-master-keys\"\n"
+        ),
+    );
+    let member_ke = member.nts_ke.expect("member NTS-KE");
+    let token_file = dir.path("kelb-member.token");
+    write_private(&token_file, &format!("{TOKEN}\n"));
+    let serve = kelb(
+        &dir,
+        &format!(
+            "[[nts-ke-balancer.backend]]\nname = \"{IP}\"\naddress = \"{member_ke}\"\n\
+             ca-file = \"member-ca.pem\"\ntoken-file = \"{}\"\n",
+            token_file.display()
+        ),
+    );
+    let up = "authtime_kelb_backend_up{backend=\"127.0.0.1\"}";
+    assert_eq!(
+        wait_metric_eq(&serve, up, 1, Duration::from_secs(5)),
+        1,
+        "{}\n{}",
+        serve.scrape(),
+        serve.log_text()
+    );
+    // authtime's client, through the KELB, to the member's NTP server (its
+    // Port record, the KELB's Server record naming the backend).
+    let out = query_nts(&dir, &serve, &["--count", "3", "--interval", "0.2"]);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        text_of(&out),
+        serve.log_text()
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(json["address"], member.addr.to_string(), "{json}");
+    for reply in json["replies"].as_array().expect("replies") {
+        assert_eq!(reply["auth"], "nts", "{reply}");
+        assert_eq!(reply["ok"], true, "{reply}");
+    }
+    // chronyd through the same KELB.
+    let conf = dir.path("chronyd.conf");
+    let dump = dir.path("chronyd-dump");
+    std::fs::create_dir_all(&dump).expect("dump dir");
+    std::fs::write(
+        &conf,
+        format!(
+            "server localhost port 9 nts ntsport {} iburst minpoll -4 maxpoll -4\n\
+             ntstrustedcerts {}\nntsdumpdir {}\n{}",
+            serve.nts_ke.expect("NTS-KE").port(),
+            dir.path("kelb-ca.pem").display(),
+            dump.display(),
+            chronyd_private_lines(&dir)
+        ),
+    )
+    .expect("conf");
+    let (success, log) = run_chronyd_client(&conf, &["-4"], &dir.path("chronyd.log"), 8);
+    assert!(
+        success && log.contains("System clock wrong by"),
+        "chronyd got no NTS sample through the KELB from the authtime member:\n{log}"
+    );
+    // The member made the cookies and answered NTS; the KELB made none.
+    let member_metrics = member.scrape();
+    assert!(
+        metric(
+            &member_metrics,
+            "authtime_ntske_pool_requests_total{kind=\"fixed_key\",outcome=\"ok\"}"
+        ) >= 2,
+        "{member_metrics}"
+    );
+    assert!(
+        metric(&member_metrics, "authtime_nts_answered_total") >= 4,
+        "{member_metrics}"
+    );
+    assert_eq!(serve.metric("authtime_nts_answered_total"), 0);
+    assert!(
+        serve.metric("authtime_kelb_requests_total{backend=\"127.0.0.1\",outcome=\"ok\"}") >= 2
+    );
 }
