@@ -19,6 +19,11 @@
 //! [`KeServerConfig::max_requests_per_connection`] requests. The connection closes after
 //! any response that did not grant Keep Alive (an error, a non-pool request). The token
 //! files are re-read with the certificate, on reload and when they change.
+//!
+//! What answers a request is a [`KeResponder`]: the local core, or a key-exchange load
+//! balancer ([`Balancer`]) that gets the cookies from a pool member; the session
+//! deadline bounds the wait on the member too, and the balancer's health checks run
+//! with the server.
 
 use std::fmt;
 use std::io;
@@ -162,8 +167,7 @@ pub enum KeResponder {
 
 impl KeResponder {
     /// The response to `records` (End of Message included) from a client whose TLS
-    /// session is `connection`.
-    /// `options` (keep-alive of pool requests) apply to the local core: a balancer
+    /// session is `connection`. `options` (keep-alive of pool requests) apply to the local core: a balancer
     /// answers ordinary key exchanges only and never keeps a connection open.
     pub async fn respond(
         &self,
