@@ -11,7 +11,9 @@
 //!   (trusting the KELB's CA), then get NTS-protected time from the
 //!   member's NTP server, which counts the NTS requests it accepted;
 //! - with two members, one stopped mid-test: new sessions keep succeeding
-//!   through the other, and the metrics show the stopped one down;
+//!   through the other, and the metrics show the stopped one down; the same
+//!   with a mixed set (ntpd-rs and `authtime serve` as members), the authtime
+//!   member stopped;
 //! - with a token the member does not accept: the client gets an Error
 //!   record at once, not a hang;
 //! - `authtime serve` as the member (`[nts-ke] pool-token-files`) behind the
@@ -514,4 +516,109 @@ fn an_authtime_member_behind_the_kelb_serves_nts_time() {
     assert!(
         serve.metric("authtime_kelb_requests_total{backend=\"127.0.0.1\",outcome=\"ok\"}") >= 2
     );
+}
+
+/// `authtime serve` as pool member `name` (`[nts-ke] pool-token-files`),
+/// certificate `<name>-*` from a CA of its own naming 127.0.0.1, announcing
+/// 127.0.0.1 in its Server record.
+fn authtime_member(dir: &TempDir, name: &str) -> Serve {
+    nts_cert(dir, name, &["--ip", IP]);
+    write_private(
+        &dir.path(&format!("{name}-member.token")),
+        &format!("{TOKEN}\n"),
+    );
+    Serve::start_named(
+        dir,
+        name,
+        &format!(
+            "[ntp]\nlisten = [\"{IP}:0\"]\nworkers = 1\n\
+             [nts-ke]\nlisten = [\"{IP}:0\"]\ncertificate-chain = \"{name}-chain.pem\"\n\
+             private-key = \"{name}-key.pem\"\nworkers = 1\nclient-limit = false\n\
+             ntp-server = \"{IP}\"\npool-token-files = [\"{name}-member.token\"]\n\
+             [keystore]\npath = \"{name}-master-keys\"\n"
+        ),
+    )
+}
+
+#[test]
+fn a_mixed_set_keeps_serving_when_its_authtime_member_stops() {
+    let dir = TempDir::new("kelb-mixed");
+    let a = member(&dir, "member-a", false);
+    let b = authtime_member(&dir, "member-b");
+    let b_ke = b.nts_ke.expect("member NTS-KE");
+    let b_token = dir.path("member-b.token");
+    write_private(&b_token, &format!("{TOKEN}\n"));
+    let backends = format!(
+        "{}[[nts-ke-balancer.backend]]\nname = \"member-b.test\"\naddress = \"{b_ke}\"\n\
+         ca-file = \"member-b-ca.pem\"\ntoken-file = \"{}\"\n",
+        backend(&dir, "member-a", IP, &a, TOKEN, false),
+        b_token.display()
+    );
+    let serve = kelb(&dir, &backends);
+    let up_a = "authtime_kelb_backend_up{backend=\"127.0.0.1\"}";
+    let up_b = "authtime_kelb_backend_up{backend=\"member-b.test\"}";
+    assert_eq!(wait_metric_eq(&serve, up_a, 1, Duration::from_secs(5)), 1);
+    assert_eq!(
+        wait_metric_eq(&serve, up_b, 1, Duration::from_secs(5)),
+        1,
+        "{}\n{}",
+        serve.scrape(),
+        serve.log_text()
+    );
+
+    // Both members serve NTS time through the KELB: ntpd-rs and authtime.
+    let a_addr = format!("{IP}:{}", a.ntp_port);
+    let b_addr = b.addr.to_string();
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..4 {
+        let out = query_nts(&dir, &serve, &[]);
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            text_of(&out),
+            serve.log_text()
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(json["replies"][0]["auth"], "nts", "{json}");
+        seen.insert(json["address"].as_str().expect("address").to_owned());
+    }
+    let both: std::collections::BTreeSet<String> = [a_addr.clone(), b_addr].into();
+    assert_eq!(seen, both, "the KELB did not use both members");
+    assert!(b.metric("authtime_ntske_pool_requests_total{kind=\"fixed_key\",outcome=\"ok\"}") >= 1);
+
+    // The authtime member stops; every new session goes to ntpd-rs.
+    drop(b);
+    let started = Instant::now();
+    for _ in 0..4 {
+        let out = query_nts(&dir, &serve, &[]);
+        assert!(
+            out.status.success(),
+            "a session failed after the authtime member stopped: {}\n{}",
+            text_of(&out),
+            serve.log_text()
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(json["address"], a_addr, "{json}");
+        assert_eq!(json["replies"][0]["auth"], "nts", "{json}");
+    }
+    assert!(started.elapsed() < Duration::from_secs(15));
+    assert_eq!(
+        wait_metric_eq(&serve, up_b, 0, Duration::from_secs(5)),
+        0,
+        "{}",
+        serve.scrape()
+    );
+    assert_eq!(serve.metric(up_a), 1);
+    assert_eq!(
+        serve.metric("authtime_kelb_requests_total{backend=\"\",outcome=\"no_backend\"}"),
+        0
+    );
+    assert!(nts_accepted(&a) >= 1.0);
+    proven(Row {
+        peer: &install().peer(),
+        direction: Direction::AuthtimeToPeer,
+        feature: "NTS pool",
+        result: "mixed set (ntpd-rs and authtime members), authtime stopped: sessions continue through ntpd-rs",
+        test: "nts_pool_kelb::a_mixed_set_keeps_serving_when_its_authtime_member_stops",
+    });
 }
