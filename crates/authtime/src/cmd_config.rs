@@ -30,6 +30,7 @@ pub fn check(args: &ConfigCheckArgs, streams: &mut Streams<'_>) -> anyhow::Resul
         Ok(settings) => {
             let mut lines = check_key_file(&args.file, &settings, streams)?;
             lines.extend(check_nts_certificate(&args.file, &settings));
+            lines.extend(check_pool_files(&args.file, &settings));
             lines.extend(check_roughtime_keys(&args.file, &settings));
             lines
         }
@@ -72,6 +73,55 @@ fn check_nts_certificate(config: &Path, settings: &Settings) -> Vec<String> {
             vec![line]
         }
     }
+}
+
+/// Reads the NTS pool token files (a member's `pool-token-files`, a load
+/// balancer's backend `token-file`s) and the backends' `ca-file`s as the
+/// server would at start: mode, content, certificates. A failure becomes a
+/// problem that names the file, never a token.
+fn check_pool_files(config: &Path, settings: &Settings) -> Vec<String> {
+    use authtime_ntske::pool_token_file::read_pool_token_file;
+    let Some(ke) = settings.nts.as_ref().and_then(|n| n.ke.as_ref()) else {
+        return Vec::new();
+    };
+    let text = std::fs::read_to_string(config).unwrap_or_default();
+    let problem = |key: &str, located: &str, e: &dyn std::fmt::Display| {
+        let mut line = format!("{}:", config.display());
+        if let Some(l) = locate(&text, located) {
+            let _ = write!(line, "{}:{}:", l.line, l.column);
+        }
+        let _ = write!(line, " {key}: {e}");
+        line
+    };
+    let mut lines = Vec::new();
+    for (i, path) in ke.pool_token_files.iter().enumerate() {
+        if let Err(e) = read_pool_token_file(path) {
+            lines.push(problem(
+                &format!("nts-ke.pool-token-files[{i}]"),
+                "nts-ke.pool-token-files",
+                &e,
+            ));
+        }
+    }
+    for (i, backend) in ke.balancer.iter().flat_map(|b| &b.backends).enumerate() {
+        if let Err(e) = read_pool_token_file(&backend.token_file) {
+            lines.push(problem(
+                &format!("nts-ke-balancer.backend[{i}].token-file"),
+                "nts-ke-balancer",
+                &e,
+            ));
+        }
+        if let Some(ca) = &backend.ca_file
+            && let Err(e) = authtime_ntske::tls_config::client_config(Some(ca))
+        {
+            lines.push(problem(
+                &format!("nts-ke-balancer.backend[{i}].ca-file"),
+                "nts-ke-balancer",
+                &e,
+            ));
+        }
+    }
+    lines
 }
 
 /// Reads the Roughtime long-term key or delegation as the server would

@@ -102,6 +102,77 @@ fn config_check_names_file_line_and_column_of_each_problem() {
 }
 
 #[test]
+fn config_check_reads_pool_token_files_and_backend_ca_files_as_the_server_would() {
+    let dir = TempDir::new("config-check-pool");
+    let cert = authtime(&[
+        "nts",
+        "cert",
+        "--out-dir",
+        &dir.path("").display().to_string(),
+        "--prefix",
+        "ke",
+        "--ip",
+        "127.0.0.1",
+    ]);
+    assert!(cert.status.success(), "{}", text_of(&cert));
+    let ke = "[nts-ke]\nlisten = [\"127.0.0.1:14460\"]\ncertificate-chain = \"ke-chain.pem\"\n\
+              private-key = \"ke-key.pem\"\n";
+    let token = dir.path("pool.token");
+    std::fs::write(&token, "a-pool-token-never-printed\n").expect("write");
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+
+    // A member whose token file others can read: named, with its mode, never its token.
+    let member = dir.path("member.toml");
+    std::fs::write(
+        &member,
+        format!("{ke}pool-token-files = [\"pool.token\"]\n"),
+    )
+    .expect("write");
+    let out = authtime(&["config", "check", &member.display().to_string()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text_of(&out));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("nts-ke.pool-token-files[0]: ")
+            && stdout.contains("0644")
+            && stdout.contains("chmod 600"),
+        "{stdout}"
+    );
+    assert!(!text_of(&out).contains("a-pool-token-never-printed"));
+
+    // A load balancer: the same for its backend's token, and a CA file that is not there.
+    let kelb = dir.path("kelb.toml");
+    std::fs::write(
+        &kelb,
+        format!(
+            "{ke}[nts-ke-balancer]\n[[nts-ke-balancer.backend]]\nname = \"127.0.0.1\"\n\
+             address = \"127.0.0.1:14461\"\ntoken-file = \"pool.token\"\nca-file = \"missing-ca.pem\"\n"
+        ),
+    )
+    .expect("write");
+    let out = authtime(&["config", "check", &kelb.display().to_string()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text_of(&out));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("nts-ke-balancer.backend[0].token-file: "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("nts-ke-balancer.backend[0].ca-file: "),
+        "{stdout}"
+    );
+    assert!(!text_of(&out).contains("a-pool-token-never-printed"));
+
+    // Both fixed: ok.
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    std::fs::copy(dir.path("ke-ca.pem"), dir.path("missing-ca.pem")).expect("copy");
+    for config in [&member, &kelb] {
+        let out = authtime(&["config", "check", &config.display().to_string()]);
+        assert!(out.status.success(), "{}", text_of(&out));
+        assert_eq!(text(&out.stdout), "ok\n");
+    }
+}
+
+#[test]
 fn keygen_writes_private_files_that_parse_and_never_overwrites() {
     let dir = TempDir::new("keygen");
     for (format, key_type, want) in [

@@ -124,6 +124,27 @@ fn describe(settings: &Settings, running: &Running) -> Vec<String> {
     for addr in running.nts_ke_addrs() {
         lines.push(format!("NTS-KE on tcp {addr}"));
     }
+    let ke = settings.nts.as_ref().and_then(|n| n.ke.as_ref());
+    if let Some(balancer) = ke.and_then(|ke| ke.balancer.as_ref()) {
+        let backends: Vec<String> = balancer
+            .backends
+            .iter()
+            .map(|b| format!("{} ({}:{}, weight {})", b.name, b.host, b.port, b.weight))
+            .collect();
+        lines.push(format!(
+            "NTS-KE load balancer: cookies from {} backend{}: {}",
+            backends.len(),
+            if backends.len() == 1 { "" } else { "s" },
+            backends.join(", ")
+        ));
+    }
+    if let Some(ke) = ke.filter(|ke| !ke.pool_token_files.is_empty()) {
+        lines.push(format!(
+            "NTS pool member: Fixed Key Requests accepted with the tokens of {} file{} (SIGHUP reloads them)",
+            ke.pool_token_files.len(),
+            if ke.pool_token_files.len() == 1 { "" } else { "s" }
+        ));
+    }
     if let Some(keeper) = running.nts_keys() {
         lines.push(format!(
             "NTS: {} master keys from {}",
