@@ -671,8 +671,9 @@ const NTS_KE: Section = Section {
             kind: ValueKind::Float,
             choices: &[],
             default: DefaultValue::Value("10.0"),
-            text: "Seconds between checks of the certificate files for a change, 0.1 to \
-                   86400; 0 checks only on SIGHUP.",
+            text: "Seconds between checks of the certificate files for a change (and of \
+                   pool-token-files, and of the [nts-ke-balancer] backends' token and CA \
+                   files), 0.1 to 86400; 0 checks only on SIGHUP.",
         },
         Key {
             name: "client-limit",
@@ -790,10 +791,19 @@ const NTS_KE_BALANCER: Section = Section {
                    name its certificate must hold (default: the host of address); ca-file: \
                    PEM file of the CA to trust (default: the public roots); token-file \
                    (required): the file holding the pool authentication token the backend \
-                   accepts, one word, read at start, refused unless only its owner can read \
-                   it (chmod 600); weight: its share of the clients, 1 to 1000000 (default \
+                   accepts, one word, refused unless only its owner can read it (chmod \
+                   600); weight: its share of the clients, 1 to 1000000 (default \
                    1); ntp-port: the NTP port given to clients when the backend sends no \
-                   Port record (default: none, clients use 123).",
+                   Port record (default: none, clients use 123). The token and CA files \
+                   are read at start and again on SIGHUP and when one changes (modification \
+                   time, size or mode, checked every [nts-ke] certificate-check-interval; \
+                   0: on SIGHUP only), each backend all or nothing: a backend whose new \
+                   token or CA cannot be used (a file others can read, empty, not PEM) \
+                   keeps its previous ones, the failure is logged naming the backend and \
+                   the file (never the token) and counted in \
+                   authtime_kelb_reload_failures_total. Sessions already under way finish \
+                   with the token they started with; the backend's up or down state \
+                   changes at its next health check.",
         },
     ],
 };

@@ -16,11 +16,18 @@
 //! Health: a Support query to every backend every check interval (jittered by
 //! +-25%), which marks it up or down and records its AEADs. One connection per
 //! request and per check: Keep Alive reuse is not implemented.
+//!
+//! Credentials: a backend's token and TLS client configuration can be replaced while
+//! serving ([`Balancer::replace_credentials`], for a reload of their files). Each
+//! request and each health check takes the backend's current [`BackendConfig`] once
+//! (an `Arc` behind an `RwLock`), so it uses the old or the new token and trust
+//! anchors throughout, never a mix; the old token is zeroized when the last user
+//! drops it.
 
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
 use crate::aead;
@@ -124,22 +131,42 @@ pub struct BalancerMetricsSnapshot {
     pub backends: Vec<BackendMetricsSnapshot>,
     /// Requests answered with Internal Server Error because no backend was available.
     pub no_backend: u64,
+    /// Reloads of a backend's token or CA file that failed (the backend kept its
+    /// previous ones), as counted by [`Balancer::record_reload_failure`].
+    pub reload_failures: u64,
 }
+
+/// [`Balancer::replace_credentials`] named no configured backend.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownBackend(pub String);
+
+impl fmt::Display for UnknownBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "no backend is named {:?}", self.0)
+    }
+}
+
+impl std::error::Error for UnknownBackend {}
 
 /// The load balancer: backends, their state and counters.
 pub struct Balancer {
     core: Mutex<BalancerCore>,
-    backends: Vec<BackendConfig>,
+    /// Each backend's current settings; replaced whole, never modified in place.
+    backends: Vec<RwLock<Arc<BackendConfig>>>,
     counters: Vec<BackendCounters>,
     no_backend: AtomicU64,
+    reload_failures: AtomicU64,
     check_interval: Duration,
     timeout: Duration,
 }
 
 impl fmt::Debug for Balancer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let backends: Vec<_> = (0..self.backends.len())
+            .filter_map(|i| self.backend(i))
+            .collect();
         f.debug_struct("Balancer")
-            .field("backends", &self.backends)
+            .field("backends", &backends)
             .finish_non_exhaustive()
     }
 }
@@ -173,8 +200,13 @@ impl Balancer {
                 .iter()
                 .map(|_| BackendCounters::default())
                 .collect(),
-            backends: config.backends,
+            backends: config
+                .backends
+                .into_iter()
+                .map(|b| RwLock::new(Arc::new(b)))
+                .collect(),
             no_backend: AtomicU64::new(0),
+            reload_failures: AtomicU64::new(0),
             check_interval: config.check_interval,
             timeout: config.timeout,
         })
@@ -185,6 +217,61 @@ impl Balancer {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
         }
+    }
+
+    /// Backend `index`'s current settings (a snapshot: a later replacement does not
+    /// change it).
+    fn backend(&self, index: usize) -> Option<Arc<BackendConfig>> {
+        let slot = self.backends.get(index)?;
+        let guard = match slot.read() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        Some(Arc::clone(&guard))
+    }
+
+    /// Replaces the token and the TLS client configuration (trust anchors) of the
+    /// backend named `name` (ASCII case ignored), together: requests and health checks
+    /// that already started finish with the old ones, later ones use the new ones.
+    /// The old token is zeroized once no request holds it.
+    ///
+    /// # Errors
+    /// No backend has that name; nothing changes.
+    pub fn replace_credentials(
+        &self,
+        name: &str,
+        token: PoolToken,
+        tls: Arc<rustls::ClientConfig>,
+    ) -> Result<(), UnknownBackend> {
+        let slot = self
+            .backends
+            .iter()
+            .find(|slot| {
+                let guard = match slot.read() {
+                    Ok(guard) => guard,
+                    Err(poisoned) => poisoned.into_inner(),
+                };
+                guard.name.eq_ignore_ascii_case(name)
+            })
+            .ok_or_else(|| UnknownBackend(name.to_owned()))?;
+        let mut guard = match slot.write() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let mut next = BackendConfig::clone(&guard);
+        next.token = token;
+        next.endpoint.tls = tls;
+        let old = std::mem::replace(&mut *guard, Arc::new(next));
+        drop(guard);
+        // Outside the lock: if this was the last holder, the token is zeroized here.
+        drop(old);
+        Ok(())
+    }
+
+    /// Counts a reload of a backend's files that failed (reported in
+    /// [`BalancerMetricsSnapshot::reload_failures`]).
+    pub fn record_reload_failure(&self) {
+        self.reload_failures.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The counters and each backend's state.
@@ -205,6 +292,7 @@ impl Balancer {
                 })
                 .collect(),
             no_backend: self.no_backend.load(Ordering::Relaxed),
+            reload_failures: self.reload_failures.load(Ordering::Relaxed),
         }
     }
 
@@ -254,8 +342,9 @@ impl Balancer {
                 } => (index, aead_id, confirm_compliant),
             };
             tried.push(index);
-            let (Some(backend), Some(counters)) =
-                (self.backends.get(index), self.counters.get(index))
+            // One snapshot for the whole request: the token and trust anchors used
+            // stay consistent even if the backend's credentials are replaced meanwhile.
+            let (Some(backend), Some(counters)) = (self.backend(index), self.counters.get(index))
             else {
                 continue;
             };
@@ -273,14 +362,14 @@ impl Balancer {
             // deadline drops this future.
             let mut failed = CountOnDrop(Some(&counters.backend_error));
             let result = self
-                .exchange(backend, &mut connection, aead_id, exporter)
+                .exchange(&backend, &mut connection, aead_id, exporter)
                 .await;
             tokio::spawn(connection.close());
             return match result {
                 Ok(answer) => {
                     failed.0 = None;
                     counters.ok.fetch_add(1, Ordering::Relaxed);
-                    client_answer(backend, aead_id, confirm, answer)
+                    client_answer(&backend, aead_id, confirm, answer)
                 }
                 Err(e) => {
                     tracing::warn!(backend = %backend.name, "NTS-KE backend failed after the keys were sent: {e}");
@@ -318,7 +407,10 @@ impl Balancer {
 
     /// One health check of every backend (a Support query each, one after the other).
     pub async fn check_all(&self) {
-        for (index, backend) in self.backends.iter().enumerate() {
+        for index in 0..self.backends.len() {
+            let Some(backend) = self.backend(index) else {
+                continue;
+            };
             let result = query_support(&backend.endpoint, &backend.token, self.timeout).await;
             let was_up = self.core().backends().get(index).is_some_and(|b| b.up);
             match result {
@@ -444,5 +536,67 @@ mod tests {
         assert_eq!(jittered(i, 0), Duration::from_millis(7500));
         assert!(jittered(i, u64::MAX) < Duration::from_millis(12_500));
         assert!(jittered(i, u64::MAX) > Duration::from_millis(12_480));
+    }
+
+    fn balancer(token: &str) -> Balancer {
+        let backend = BackendConfig {
+            name: "ntp1.example.net".into(),
+            endpoint: BackendEndpoint {
+                host: "127.0.0.1".into(),
+                port: 4460,
+                tls_name: crate::pool_client_io::tls_server_name("ke1.example.net").expect("valid"),
+                tls: crate::tls_config::client_config(None).expect("public roots"),
+            },
+            token: PoolToken::new(token).expect("valid"),
+            weight: 1,
+            ntp_port: None,
+        };
+        Balancer::new(BalancerConfig {
+            backends: vec![backend],
+            check_interval: Duration::from_secs(10),
+            timeout: Duration::from_secs(1),
+            aead_algorithms: Vec::new(),
+        })
+        .expect("valid")
+    }
+
+    #[test]
+    fn credentials_are_replaced_whole_and_in_flight_users_keep_theirs() {
+        let b = balancer("old-token");
+        let old = PoolToken::new("old-token").expect("valid");
+        let new = PoolToken::new("new-token").expect("valid");
+        let in_flight = b.backend(0).expect("a backend");
+        assert_eq!(in_flight.token, old);
+        let tls = crate::tls_config::client_config(None).expect("public roots");
+        b.replace_credentials("NTP1.example.net", new.clone(), Arc::clone(&tls))
+            .expect("known backend");
+        let now = b.backend(0).expect("a backend");
+        assert_eq!(now.token, new);
+        assert!(Arc::ptr_eq(&now.endpoint.tls, &tls));
+        assert_eq!(now.name, "ntp1.example.net");
+        // A request that took its snapshot before the swap still has the old token.
+        assert_eq!(in_flight.token, old);
+        assert!(!Arc::ptr_eq(&in_flight.endpoint.tls, &tls));
+    }
+
+    #[test]
+    fn a_failed_replacement_keeps_the_old_token_and_is_counted() {
+        let b = balancer("old-token");
+        let tls = crate::tls_config::client_config(None).expect("public roots");
+        let e = b
+            .replace_credentials(
+                "ntp2.example.net",
+                PoolToken::new("new-token").expect("valid"),
+                tls,
+            )
+            .expect_err("unknown backend");
+        assert_eq!(e, UnknownBackend("ntp2.example.net".into()));
+        let now = b.backend(0).expect("a backend");
+        assert_eq!(now.token, PoolToken::new("old-token").expect("valid"));
+        assert_eq!(b.metrics().reload_failures, 0);
+        b.record_reload_failure();
+        assert_eq!(b.metrics().reload_failures, 1);
+        let shown = format!("{b:?}");
+        assert!(!shown.contains("old-token"), "{shown}");
     }
 }

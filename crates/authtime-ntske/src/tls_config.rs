@@ -203,6 +203,10 @@ fn root_store(ca_file: Option<&Path>) -> Result<rustls::RootCertStore, TlsConfig
     Ok(roots)
 }
 
+/// A shared TLS client configuration, as [`client_config`] makes (named for crates
+/// that do not depend on rustls).
+pub type ClientTlsConfig = Arc<rustls::ClientConfig>;
+
 /// A TLS 1.3-only client configuration asking for ALPN `ntske/1`, trusting the
 /// certificates in `ca_file` (a CA or a self-signed server certificate), or the webpki
 /// roots when `None`.

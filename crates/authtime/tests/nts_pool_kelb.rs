@@ -17,13 +17,17 @@
 //! - with a token the member does not accept: the client gets an Error
 //!   record at once, not a hang;
 //! - `authtime serve` as the member (`[nts-ke] pool-token-files`) behind the
-//!   same KELB: `authtime query --nts` and chronyd get NTS time from it.
+//!   same KELB: `authtime query --nts` and chronyd get NTS time from it;
+//! - the KELB's token file rewritten with the right token and SIGHUP: the
+//!   backend comes up and clients get NTS time; rewritten readable by others
+//!   and SIGHUP: refused, counted, the token in force stays.
 //!
 //! ntp-daemon runs in a user namespace under the readonly-clock shim, so it
 //! never changes the host clock (docs/interop.md, "ntpd-rs 1.9").
 
 mod ntp_support;
 
+use std::os::unix::fs::PermissionsExt as _;
 use std::time::{Duration, Instant};
 
 use ntp_support::interop::{Direction, Row, proven};
@@ -114,11 +118,16 @@ fn backend(
 /// `authtime serve` as KELB with NTS-KE on 127.0.0.1 (certificate `kelb-*`
 /// from its own test CA) and the backends `backends`.
 fn kelb(dir: &TempDir, backends: &str) -> Serve {
+    kelb_with(dir, "", backends)
+}
+
+/// [`kelb`] with `nts_ke` added to its `[nts-ke]` section.
+fn kelb_with(dir: &TempDir, nts_ke: &str, backends: &str) -> Serve {
     nts_cert(dir, "kelb", &["--ip", IP]);
     let body = format!(
         "[ntp]\nlisten = [\"{IP}:0\"]\nworkers = 1\n\
          [nts-ke]\nlisten = [\"{IP}:0\"]\ncertificate-chain = \"kelb-chain.pem\"\n\
-         private-key = \"kelb-key.pem\"\nworkers = 1\nclient-limit = false\n\
+         private-key = \"kelb-key.pem\"\nworkers = 1\nclient-limit = false\n{nts_ke}\
          [keystore]\npath = \"kelb-master-keys\"\n\
          [nts-ke-balancer]\ncheck-interval = 0.5\n{backends}"
     );
@@ -516,6 +525,89 @@ fn an_authtime_member_behind_the_kelb_serves_nts_time() {
     assert!(
         serve.metric("authtime_kelb_requests_total{backend=\"127.0.0.1\",outcome=\"ok\"}") >= 2
     );
+}
+
+#[test]
+fn a_rewritten_token_file_takes_effect_on_sighup_and_an_open_one_is_refused() {
+    let dir = TempDir::new("kelb-token-reload");
+    let member = authtime_member(&dir, "member");
+    let member_ke = member.nts_ke.expect("member NTS-KE");
+    let token_file = dir.path("kelb-member.token");
+    let wrong = "not-what-the-member-accepts-91c2";
+    write_private(&token_file, &format!("{wrong}\n"));
+    // No polling of the files (certificate-check-interval = 0): only SIGHUP reloads.
+    let serve = kelb_with(
+        &dir,
+        "certificate-check-interval = 0\n",
+        &format!(
+            "[[nts-ke-balancer.backend]]\nname = \"{IP}\"\naddress = \"{member_ke}\"\n\
+             ca-file = \"member-ca.pem\"\ntoken-file = \"{}\"\n",
+            token_file.display()
+        ),
+    );
+    let up = "authtime_kelb_backend_up{backend=\"127.0.0.1\"}";
+    let failures = "authtime_kelb_backend_check_failures_total{backend=\"127.0.0.1\"}";
+    let reload_failures = "authtime_kelb_reload_failures_total";
+    // The wrong token: the member refuses the checks, clients get Error 2.
+    assert!(serve.wait_metric(failures, 1) >= 1, "{}", serve.scrape());
+    assert_eq!(serve.metric(up), 0, "{}", serve.scrape());
+    let out = query_nts(&dir, &serve, &[]);
+    assert!(!out.status.success(), "{}", text_of(&out));
+    assert!(
+        text_of(&out).contains("Error record, code 2"),
+        "{}",
+        text_of(&out)
+    );
+    // The right token and SIGHUP: the backend comes up, clients get NTS time.
+    write_private(&token_file, &format!("{TOKEN}\n"));
+    serve.process.signal("HUP");
+    assert_eq!(
+        wait_metric_eq(&serve, up, 1, Duration::from_secs(10)),
+        1,
+        "{}\n{}",
+        serve.scrape(),
+        serve.log_text()
+    );
+    let nts_time = |serve: &Serve| {
+        let out = query_nts(&dir, serve, &["--count", "2", "--interval", "0.2"]);
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            text_of(&out),
+            serve.log_text()
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(json["address"], member.addr.to_string(), "{json}");
+        for reply in json["replies"].as_array().expect("replies") {
+            assert_eq!(reply["auth"], "nts", "{reply}");
+            assert_eq!(reply["ok"], true, "{reply}");
+        }
+    };
+    nts_time(&serve);
+    assert_eq!(serve.metric(reload_failures), 0, "{}", serve.scrape());
+    // A wrong token in a file others can read, and SIGHUP: refused, counted;
+    // the right token stays in force through further health checks.
+    std::fs::write(&token_file, format!("{wrong}\n")).expect("write");
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    serve.process.signal("HUP");
+    assert!(
+        serve.wait_metric(reload_failures, 1) >= 1,
+        "{}\n{}",
+        serve.scrape(),
+        serve.log_text()
+    );
+    let checks = serve.metric(failures);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(serve.metric(up), 1, "{}", serve.scrape());
+    assert_eq!(serve.metric(failures), checks, "{}", serve.scrape());
+    nts_time(&serve);
+    let log = serve.log_text();
+    assert!(
+        log.contains("kelb-member.token") && log.contains("chmod 600"),
+        "{log}"
+    );
+    assert!(!log.contains(TOKEN) && !log.contains(wrong), "{log}");
+    assert!(!serve.scrape().contains(TOKEN));
 }
 
 /// `authtime serve` as pool member `name` (`[nts-ke] pool-token-files`),

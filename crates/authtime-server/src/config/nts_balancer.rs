@@ -3,8 +3,9 @@
 //! get cookies made by pool members (`[[nts-ke-balancer.backend]]`) instead of local
 //! ones.
 //!
-//! Token files are secrets: they are read when the server starts
-//! ([`read_token_file`]), which refuses a file its group or others can access.
+//! Token files are secrets: they are read when the server starts, on SIGHUP and when
+//! they change ([`read_token_file`], which refuses a file its group or others can
+//! access; the reload is `crate::nts::ke_balancer::CredentialReloader`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -47,9 +48,14 @@ pub struct BackendSection {
     pub address: String,
     /// Name its certificate must hold; default: the host of `address`.
     pub tls_name: Option<String>,
-    /// PEM file of the CA (or certificate) to trust; default: the public roots.
+    /// PEM file of the CA (or certificate) to trust; default: the public roots. Read
+    /// at start, re-read on SIGHUP and when it changes (checked every `[nts-ke]`
+    /// certificate-check-interval); a failed reload keeps the previous one.
     pub ca_file: Option<PathBuf>,
-    /// File with the pool authentication token this backend accepts.
+    /// File with the pool authentication token this backend accepts (mode 0600). Read
+    /// at start, re-read on SIGHUP and when it changes (checked every `[nts-ke]`
+    /// certificate-check-interval); a failed reload (for example a file others can
+    /// read) keeps the previous token, the backend's token and CA together.
     pub token_file: PathBuf,
     /// Share of the clients.
     #[serde(default = "one")]
@@ -73,9 +79,9 @@ pub struct BackendSettings {
     pub port: u16,
     /// Name checked in its certificate.
     pub tls_name: String,
-    /// CA file, `None` for the public roots.
+    /// CA file, `None` for the public roots (read at start, on SIGHUP and on change).
     pub ca_file: Option<PathBuf>,
-    /// Token file (read at start).
+    /// Token file (read at start, on SIGHUP and on change).
     pub token_file: PathBuf,
     /// Weight, at least 1.
     pub weight: u32,

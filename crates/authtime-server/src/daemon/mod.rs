@@ -520,6 +520,10 @@ impl Running {
                                 "NTS-KE certificate reload failed, keeping the old one: {e}"
                             ),
                         }
+                        if let Some(balancer) = &ke.balancer {
+                            // Logged and counted per backend inside.
+                            let _ = balancer.reload_all();
+                        }
                     }
                     if self.keys.source().is_none() {
                         tracing::info!("SIGHUP: no key file configured, nothing to reload");

@@ -66,6 +66,8 @@ pub(crate) struct RunningKe {
     pub(crate) local_addrs: Vec<SocketAddr>,
     pub(crate) handle: KeServerHandle,
     pub(crate) thread: JoinHandle<()>,
+    /// As a pool load balancer: the reload of the backends' token and CA files.
+    pub(crate) balancer: Option<Arc<crate::nts::ke_balancer::CredentialReloader>>,
 }
 
 /// Binds every NTS-KE address and starts serving on `settings.workers`
@@ -118,13 +120,14 @@ pub(crate) fn start(
         }),
         ..ServerCoreConfig::default()
     };
+    let mut reloader = None;
     let server = match &settings.balancer {
         None => {
             let issuer = Arc::new(RingCookies { keeper });
             runtime.block_on(KeServer::bind(config, issuer))
         }
-        Some(balancer) => {
-            let balancer = crate::nts::ke_balancer::build(balancer, &settings.aead_ids)?;
+        Some(balancer_settings) => {
+            let balancer = crate::nts::ke_balancer::build(balancer_settings, &settings.aead_ids)?;
             // One round of health checks before serving, so that the first clients
             // find the backends up (each check is bounded by the balancer's timeout).
             runtime.block_on(balancer.check_all());
@@ -132,6 +135,22 @@ pub(crate) fn start(
             metrics.add_renderer(move |out| {
                 crate::nts::ke_balancer::render(out, &watched.metrics());
             });
+            // Token and CA files: re-read on SIGHUP (see daemon) and, like the
+            // certificate, when they change (checked every certificate-check-interval).
+            let files = Arc::new(crate::nts::ke_balancer::CredentialReloader::new(
+                Arc::clone(&balancer),
+                balancer_settings,
+            ));
+            if let Some(interval) = settings.certificate_check_interval {
+                let files = Arc::clone(&files);
+                runtime.spawn(async move {
+                    loop {
+                        tokio::time::sleep(interval).await;
+                        files.reload_if_changed();
+                    }
+                });
+            }
+            reloader = Some(files);
             runtime.block_on(KeServer::bind_responder(
                 config,
                 KeResponder::Balancer(balancer),
@@ -161,6 +180,7 @@ pub(crate) fn start(
         local_addrs,
         handle,
         thread,
+        balancer: reloader,
     })
 }
 
