@@ -98,7 +98,7 @@ pub fn pool_member_request(data: &[u8]) {
         aead_algorithms: vec![15, 17, 30],
         ..ServerCoreConfig::default()
     };
-    let (Ok(plain), Some(token)) = (
+    let (Ok(plain), Ok(token)) = (
         KeServerCore::new(config, Arc::new(FixedIssuer)),
         PoolToken::new(FUZZ_POOL_TOKEN),
     ) else {

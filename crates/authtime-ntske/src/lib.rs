@@ -64,6 +64,7 @@ pub mod pool_client;
 pub mod pool_client_io;
 pub mod pool_member;
 pub mod pool_record;
+pub mod pool_token;
 pub mod pool_token_file;
 pub mod record;
 pub mod server;

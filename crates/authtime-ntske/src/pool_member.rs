@@ -33,36 +33,7 @@ use crate::record::{NEXT_PROTOCOL_NTPV4, Record};
 /// Requests served on one kept-alive connection at most (the first one included).
 pub const MAX_REQUESTS_PER_CONNECTION: usize = 1000;
 
-/// One load balancer's Authentication token.
-#[derive(Clone)]
-pub struct PoolToken(Zeroizing<Vec<u8>>);
-
-impl PoolToken {
-    /// A token from its text (as the Authentication record carries it). `None` when empty.
-    pub fn new(token: &str) -> Option<Self> {
-        (!token.is_empty()).then(|| Self(Zeroizing::new(token.as_bytes().to_vec())))
-    }
-
-    /// Constant-time comparison for tokens of the same length (the length itself is not
-    /// hidden).
-    fn matches(&self, candidate: &[u8]) -> bool {
-        let ours: &[u8] = &self.0;
-        if ours.len() != candidate.len() {
-            return false;
-        }
-        let diff = ours
-            .iter()
-            .zip(candidate)
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
-        std::hint::black_box(diff) == 0
-    }
-}
-
-impl fmt::Debug for PoolToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("PoolToken(<redacted>)")
-    }
-}
+pub use crate::pool_token::PoolToken;
 
 /// The tokens in force, shared between the server core and whoever reloads them.
 /// Cheap to clone; every clone sees [`PoolTokens::replace`].
@@ -499,7 +470,7 @@ mod tests {
         assert!(!tokens.accepts(b"alpha-secreT"));
         assert!(!tokens.accepts(b"alpha"));
         assert!(!tokens.accepts(b""));
-        assert!(PoolToken::new("").is_none());
+        assert!(PoolToken::new("").is_err());
         let shown = format!("{tokens:?} {:?}", PoolToken::new("beta").expect("t"));
         assert!(
             !shown.contains("alpha") && !shown.contains("beta"),

@@ -11,7 +11,7 @@ use std::time::SystemTime;
 
 use zeroize::Zeroizing;
 
-use crate::pool_member::PoolToken;
+use crate::pool_token::{PoolToken, TokenError};
 
 /// Why the token files could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,6 +41,13 @@ pub enum PoolTokenFileError {
         /// The file.
         path: PathBuf,
     },
+    /// Text, but not one token (more than one word, or too long).
+    NotAToken {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: TokenError,
+    },
 }
 
 impl fmt::Display for PoolTokenFileError {
@@ -57,6 +64,11 @@ impl fmt::Display for PoolTokenFileError {
             Self::NotText { path } => {
                 write!(f, "pool token file {} is not UTF-8 text", path.display())
             }
+            Self::NotAToken { path, reason } => write!(
+                f,
+                "pool token file {}: {reason} (one token per file)",
+                path.display()
+            ),
         }
     }
 }
@@ -83,8 +95,14 @@ pub fn read_pool_token_file(path: &Path) -> Result<PoolToken, PoolTokenFileError
     let text = std::str::from_utf8(&bytes).map_err(|_| PoolTokenFileError::NotText {
         path: path.to_path_buf(),
     })?;
-    PoolToken::new(text.trim()).ok_or_else(|| PoolTokenFileError::Empty {
-        path: path.to_path_buf(),
+    PoolToken::new(text).map_err(|reason| match reason {
+        TokenError::Empty => PoolTokenFileError::Empty {
+            path: path.to_path_buf(),
+        },
+        reason => PoolTokenFileError::NotAToken {
+            path: path.to_path_buf(),
+            reason,
+        },
     })
 }
 
@@ -155,6 +173,16 @@ mod tests {
             read_pool_token_file(&binary),
             Err(PoolTokenFileError::NotText { .. })
         ));
+        let two = file("two-words", b"two words\n", 0o600);
+        let e = read_pool_token_file(&two).expect_err("two words");
+        assert!(matches!(
+            e,
+            PoolTokenFileError::NotAToken {
+                reason: crate::pool_token::TokenError::NotOneWord,
+                ..
+            }
+        ));
+        assert!(!e.to_string().contains("two words"), "{e}");
         assert!(matches!(
             read_pool_token_file(Path::new("/nonexistent/authtime/pool-token")),
             Err(PoolTokenFileError::Io { .. })

@@ -157,6 +157,25 @@ fn query_nts(dir: &TempDir, serve: &Serve, extra: &[&str]) -> std::process::Outp
     authtime(&args)
 }
 
+/// `n` sessions through the KELB, each a new NTS-KE (`authtime query --nts`)
+/// and one NTS exchange that must succeed; the NTP servers they went to.
+fn sessions(dir: &TempDir, serve: &Serve, n: usize, when: &str) -> Vec<String> {
+    (0..n)
+        .map(|_| {
+            let out = query_nts(dir, serve, &[]);
+            assert!(
+                out.status.success(),
+                "a session failed {when}: {}\n{}",
+                text_of(&out),
+                serve.log_text()
+            );
+            let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+            assert_eq!(json["replies"][0]["auth"], "nts", "{json}");
+            json["address"].as_str().expect("address").to_owned()
+        })
+        .collect()
+}
+
 fn nts_accepted(m: &Member) -> f64 {
     m.daemon
         .ctl_metric_sum("ntp_server_nts_accepted_packets_total")
@@ -323,19 +342,10 @@ fn sessions_go_to_the_remaining_member_when_one_stops() {
     assert_eq!(wait_metric_eq(&serve, up_b, 1, Duration::from_secs(5)), 1);
 
     // Both members serve: the round-robin alternates (weights 1 and 1).
-    let mut seen = std::collections::BTreeSet::new();
-    for _ in 0..4 {
-        let out = query_nts(&dir, &serve, &[]);
-        assert!(
-            out.status.success(),
-            "{}\n{}",
-            text_of(&out),
-            serve.log_text()
-        );
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-        assert_eq!(json["replies"][0]["auth"], "nts", "{json}");
-        seen.insert(json["address"].as_str().expect("address").to_owned());
-    }
+    let seen: std::collections::BTreeSet<String> =
+        sessions(&dir, &serve, 4, "with both members up")
+            .into_iter()
+            .collect();
     let both: std::collections::BTreeSet<String> = [
         format!("{IP}:{}", a.ntp_port),
         format!("{IP}:{}", b.ntp_port),
@@ -347,17 +357,8 @@ fn sessions_go_to_the_remaining_member_when_one_stops() {
     let Member { daemon, .. } = b;
     drop(daemon);
     let started = Instant::now();
-    for _ in 0..4 {
-        let out = query_nts(&dir, &serve, &[]);
-        assert!(
-            out.status.success(),
-            "a session failed after member B stopped: {}\n{}",
-            text_of(&out),
-            serve.log_text()
-        );
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-        assert_eq!(json["address"], format!("{IP}:{}", a.ntp_port), "{json}");
-        assert_eq!(json["replies"][0]["auth"], "nts", "{json}");
+    for address in sessions(&dir, &serve, 4, "after member B stopped") {
+        assert_eq!(address, format!("{IP}:{}", a.ntp_port));
     }
     assert!(started.elapsed() < Duration::from_secs(15));
     assert_eq!(
@@ -661,19 +662,10 @@ fn a_mixed_set_keeps_serving_when_its_authtime_member_stops() {
     // Both members serve NTS time through the KELB: ntpd-rs and authtime.
     let a_addr = format!("{IP}:{}", a.ntp_port);
     let b_addr = b.addr.to_string();
-    let mut seen = std::collections::BTreeSet::new();
-    for _ in 0..4 {
-        let out = query_nts(&dir, &serve, &[]);
-        assert!(
-            out.status.success(),
-            "{}\n{}",
-            text_of(&out),
-            serve.log_text()
-        );
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-        assert_eq!(json["replies"][0]["auth"], "nts", "{json}");
-        seen.insert(json["address"].as_str().expect("address").to_owned());
-    }
+    let seen: std::collections::BTreeSet<String> =
+        sessions(&dir, &serve, 4, "with both members up")
+            .into_iter()
+            .collect();
     let both: std::collections::BTreeSet<String> = [a_addr.clone(), b_addr].into();
     assert_eq!(seen, both, "the KELB did not use both members");
     assert!(b.metric("authtime_ntske_pool_requests_total{kind=\"fixed_key\",outcome=\"ok\"}") >= 1);
@@ -681,17 +673,8 @@ fn a_mixed_set_keeps_serving_when_its_authtime_member_stops() {
     // The authtime member stops; every new session goes to ntpd-rs.
     drop(b);
     let started = Instant::now();
-    for _ in 0..4 {
-        let out = query_nts(&dir, &serve, &[]);
-        assert!(
-            out.status.success(),
-            "a session failed after the authtime member stopped: {}\n{}",
-            text_of(&out),
-            serve.log_text()
-        );
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-        assert_eq!(json["address"], a_addr, "{json}");
-        assert_eq!(json["replies"][0]["auth"], "nts", "{json}");
+    for address in sessions(&dir, &serve, 4, "after the authtime member stopped") {
+        assert_eq!(address, a_addr);
     }
     assert!(started.elapsed() < Duration::from_secs(15));
     assert_eq!(

@@ -4,14 +4,14 @@
 //! ones.
 //!
 //! Token files are secrets: they are read when the server starts, on SIGHUP and when
-//! they change ([`read_token_file`], which refuses a file its group or others can
-//! access; the reload is `crate::nts::ke_balancer::CredentialReloader`).
+//! they change (`authtime_ntske::pool_token_file::read_pool_token_file`, which refuses a
+//! file its group or others can access, as a pool member's token files; the reload is
+//! `crate::nts::ke_balancer::CredentialReloader`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use zeroize::Zeroizing;
 
 use crate::config::{NTS_KE_PORT, Problem, seconds};
 
@@ -234,39 +234,6 @@ impl NtsBalancerSection {
     }
 }
 
-/// Reads a backend's token file: one token, surrounding whitespace removed. Refuses a
-/// file its group or others can access (the message says `chmod 600`), never shows the
-/// content.
-///
-/// # Errors
-/// Missing, unreadable, too open, empty or not one word.
-pub fn read_token_file(path: &Path) -> Result<Zeroizing<String>, String> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| format!("pool token file {shown}: {e}"))?;
-    let mode = meta.permissions().mode() & 0o7777;
-    if mode & 0o077 != 0 {
-        return Err(format!(
-            "pool token file {shown} has mode {mode:04o}: its group and others must have no \
-             access (chmod 600)"
-        ));
-    }
-    let bytes =
-        Zeroizing::new(std::fs::read(path).map_err(|e| format!("pool token file {shown}: {e}"))?);
-    let text =
-        std::str::from_utf8(&bytes).map_err(|_| format!("pool token file {shown}: not text"))?;
-    let token = text.trim();
-    if token.is_empty() {
-        return Err(format!("pool token file {shown} is empty"));
-    }
-    if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!(
-            "pool token file {shown}: holds more than one word (one token per file)"
-        ));
-    }
-    Ok(Zeroizing::new(token.to_owned()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -365,29 +332,6 @@ mod tests {
                 .any(|p| p.path == "nts-ke-balancer" && p.message.contains("pool-token-files")),
             "{problems:?}"
         );
-    }
-
-    #[test]
-    fn token_files_must_be_private_and_hold_one_token() {
-        use std::os::unix::fs::PermissionsExt as _;
-        let dir = std::env::temp_dir().join(format!("authtime-token-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("valid");
-        let path = dir.join("token");
-        std::fs::write(&path, "s3cret\n").expect("valid");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("valid");
-        let e = read_token_file(&path).expect_err("an error");
-        assert!(e.contains("chmod 600") && !e.contains("s3cret"), "{e}");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("valid");
-        assert_eq!(read_token_file(&path).expect("valid").as_str(), "s3cret");
-        std::fs::write(&path, "two words\n").expect("valid");
-        assert!(read_token_file(&path).is_err());
-        std::fs::write(&path, " \n").expect("valid");
-        assert!(
-            read_token_file(&path)
-                .expect_err("an error")
-                .contains("empty")
-        );
-        std::fs::remove_dir_all(&dir).expect("valid");
     }
 
     #[test]

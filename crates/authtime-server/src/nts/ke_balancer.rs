@@ -10,10 +10,11 @@ use std::time::SystemTime;
 use authtime_ntske::balancer::{BackendConfig, BalancerMetricsSnapshot};
 use authtime_ntske::pool_client::PoolToken;
 use authtime_ntske::pool_client_io::{BackendEndpoint, tls_server_name};
+use authtime_ntske::pool_token_file::read_pool_token_file;
 use authtime_ntske::tls_config::{ClientTlsConfig, client_config};
 use authtime_ntske::{Balancer, BalancerConfig};
 
-use crate::config::nts_balancer::{BackendSettings, BalancerSettings, read_token_file};
+use crate::config::nts_balancer::{BackendSettings, BalancerSettings};
 use crate::metrics::write_family;
 
 /// The balancer of `settings`: tokens read (private files only), CA files loaded.
@@ -58,9 +59,7 @@ pub(crate) fn build(
 /// # Errors
 /// The file that cannot be used and why, never the token.
 fn credentials(b: &BackendSettings) -> Result<(PoolToken, ClientTlsConfig), String> {
-    let token = read_token_file(&b.token_file)?;
-    let token = PoolToken::new(&token)
-        .map_err(|e| format!("pool token file {}: {e}", b.token_file.display()))?;
+    let token = read_pool_token_file(&b.token_file).map_err(|e| e.to_string())?;
     let tls = client_config(b.ca_file.as_deref()).map_err(|e| match &b.ca_file {
         Some(path) => format!("CA file {}: {e}", path.display()),
         None => e.to_string(),
