@@ -16,6 +16,13 @@
 //! table thus errs on letting through, like the NTP rate limiter; connections
 //! open at once are bounded anyway by the server's global cap.
 //!
+//! A pool member's load balancers are not clients: every pool client's NTS-KE reaches
+//! the member from the balancer's few addresses. A source that presented a valid pool
+//! token is [`ClientLimiter::trust`]ed for [`TRUST_NS`] (renewed by each authenticated
+//! request); while trusted, its connections skip the bucket and the connection cap
+//! (the server's global cap still holds). At most [`MAX_TRUSTED`] sources are trusted at
+//! once, the one whose trust ends first making way for a newcomer.
+//!
 //! Reads no clock and opens no socket: the caller passes the peer address and a
 //! monotonic `now` in nanoseconds.
 
@@ -25,6 +32,13 @@ use std::net::IpAddr;
 
 /// Ways per set of the table.
 const WAYS: usize = 4;
+
+/// How long a source stays trusted after its last authenticated pool request: an hour.
+pub const TRUST_NS: u64 = 3_600 * 1_000_000_000;
+/// Sources trusted at once (a pool's load balancers are a handful of addresses).
+pub const MAX_TRUSTED: usize = 64;
+/// The slot of a trusted source's tickets: none (releasing one changes nothing).
+const TRUSTED_SLOT: usize = usize::MAX;
 /// Largest table accepted (entries); about 48 bytes each.
 pub const MAX_TABLE_SIZE: usize = 1 << 24;
 
@@ -92,6 +106,8 @@ pub struct ClientLimiter<S = RandomState> {
     config: ClientLimitConfig,
     slots: Vec<Slot>,
     hasher: S,
+    /// Trusted sources (client id) and when their trust ends.
+    trusted: Vec<(u128, u64)>,
 }
 
 impl<S: BuildHasher> ClientLimiter<S> {
@@ -107,6 +123,7 @@ impl<S: BuildHasher> ClientLimiter<S> {
             config,
             slots: vec![Slot::default(); size],
             hasher,
+            trusted: Vec::new(),
         }
     }
 
@@ -120,6 +137,12 @@ impl<S: BuildHasher> ClientLimiter<S> {
     /// nanoseconds). A refused connection costs the client nothing.
     pub fn admit(&mut self, peer: IpAddr, now_ns: u64) -> Admission {
         let client = self.client_id(peer.to_canonical());
+        if self.is_trusted(client, now_ns) {
+            return Admission::Accepted(ClientTicket {
+                slot: TRUSTED_SLOT,
+                client,
+            });
+        }
         let config = self.config;
         let index = self.slot_for(client, now_ns);
         let slot = &mut self.slots[index];
@@ -149,6 +172,38 @@ impl<S: BuildHasher> ClientLimiter<S> {
         {
             slot.open = slot.open.saturating_sub(1);
         }
+    }
+
+    /// Trusts `peer` (its address, or its IPv6 prefix) for [`TRUST_NS`] from `now_ns`:
+    /// the server calls this when the peer presented a valid pool token. When
+    /// [`MAX_TRUSTED`] sources are trusted already, the one whose trust ends first is
+    /// dropped.
+    pub fn trust(&mut self, peer: IpAddr, now_ns: u64) {
+        let client = self.client_id(peer.to_canonical());
+        let until = now_ns.saturating_add(TRUST_NS);
+        self.trusted.retain(|&(_, end)| end > now_ns);
+        if let Some(entry) = self.trusted.iter_mut().find(|(c, _)| *c == client) {
+            entry.1 = until;
+            return;
+        }
+        if self.trusted.len() >= MAX_TRUSTED
+            && let Some(first_to_end) = (0..self.trusted.len()).min_by_key(|&i| self.trusted[i].1)
+        {
+            self.trusted.swap_remove(first_to_end);
+        }
+        self.trusted.push((client, until));
+    }
+
+    /// Whether `peer` is trusted at `now_ns`.
+    #[must_use]
+    pub fn is_trusted_peer(&self, peer: IpAddr, now_ns: u64) -> bool {
+        self.is_trusted(self.client_id(peer.to_canonical()), now_ns)
+    }
+
+    fn is_trusted(&self, client: u128, now_ns: u64) -> bool {
+        self.trusted
+            .iter()
+            .any(|&(c, end)| c == client && end > now_ns)
     }
 
     /// Connections `peer` holds open, as far as the table remembers.
@@ -243,6 +298,60 @@ mod tests {
             Admission::Accepted(t) => t,
             other => panic!("{peer} at {now}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_trusted_load_balancer_skips_the_bucket_and_the_cap_until_its_trust_ends() {
+        let mut l = limiter(0.2, 2.0, 2, 64);
+        let kelb = ip("192.0.2.9");
+        let other = ip("192.0.2.10");
+        let t0 = 10 * SEC;
+        let held: Vec<_> = (0..2).map(|_| accept(&mut l, kelb, t0)).collect();
+        assert_eq!(l.admit(kelb, t0), Admission::RateLimited);
+        l.trust(kelb, t0);
+        assert!(l.is_trusted_peer(kelb, t0) && !l.is_trusted_peer(other, t0));
+        // Far over the bucket and the cap: all admitted, none counted.
+        let many: Vec<_> = (0..100).map(|_| accept(&mut l, kelb, t0 + SEC)).collect();
+        for t in many {
+            l.release(t);
+        }
+        assert_eq!(l.open_connections(kelb), 2);
+        // Another source is limited as before.
+        for _ in 0..2 {
+            let t = accept(&mut l, other, t0);
+            l.release(t);
+        }
+        assert_eq!(l.admit(other, t0), Admission::RateLimited);
+        // Trust ends an hour after the last authenticated request, renewed by each.
+        l.trust(kelb, t0 + TRUST_NS / 2);
+        assert!(l.is_trusted_peer(kelb, t0 + TRUST_NS));
+        assert!(!l.is_trusted_peer(kelb, t0 + TRUST_NS / 2 + TRUST_NS));
+        // Then it is a client again: its two held connections fill its cap.
+        assert_eq!(
+            l.admit(kelb, t0 + 2 * TRUST_NS),
+            Admission::TooManyFromSource
+        );
+        for t in held {
+            l.release(t);
+        }
+        let t = accept(&mut l, kelb, t0 + 2 * TRUST_NS);
+        l.release(t);
+    }
+
+    #[test]
+    fn trust_is_bounded_and_the_first_to_end_makes_way() {
+        let mut l = limiter(0.2, 2.0, 2, 64);
+        for i in 0..MAX_TRUSTED as u64 {
+            let peer = IpAddr::V4(Ipv4Addr::from(0xc000_0200 + i as u32));
+            l.trust(peer, i * SEC);
+        }
+        let first = IpAddr::V4(Ipv4Addr::from(0xc000_0200));
+        let second = IpAddr::V4(Ipv4Addr::from(0xc000_0201));
+        let newcomer = ip("198.51.100.1");
+        l.trust(newcomer, 100 * SEC);
+        assert!(!l.is_trusted_peer(first, 100 * SEC));
+        assert!(l.is_trusted_peer(second, 100 * SEC));
+        assert!(l.is_trusted_peer(newcomer, 100 * SEC));
     }
 
     #[test]

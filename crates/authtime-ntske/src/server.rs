@@ -537,11 +537,24 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
                 shared: shared.clone(),
                 ticket: Some(ticket),
             });
-            let outcome = serve_connection(&shared, stream).await;
+            let outcome = serve_connection(&shared, stream, peer).await;
             shared.metrics.record_outcome(outcome);
             tracing::debug!(%peer, ?outcome, "NTS-KE session done");
             drop(permit);
         });
+    }
+}
+
+/// A source that presented a valid pool token is a load balancer, not a client: the
+/// per-client limits stop applying to it ([`ClientLimiter::trust`]).
+fn trust_load_balancer(shared: &Shared, peer: SocketAddr) {
+    let Some(limiter) = &shared.client_limiter else {
+        return;
+    };
+    let now_ns = u64::try_from(shared.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    match limiter.lock() {
+        Ok(mut limiter) => limiter.trust(peer.ip(), now_ns),
+        Err(poisoned) => poisoned.into_inner().trust(peer.ip(), now_ns),
     }
 }
 
@@ -612,7 +625,7 @@ async fn read_request(
     }
 }
 
-async fn serve_connection(shared: &Shared, stream: TcpStream) -> SessionOutcome {
+async fn serve_connection(shared: &Shared, stream: TcpStream, peer: SocketAddr) -> SessionOutcome {
     // Nagle plus delayed ACK cost ~40 ms per session (nts-anchors section 3).
     let _ = stream.set_nodelay(true);
     let deadline = Instant::now() + shared.session_timeout;
@@ -634,7 +647,8 @@ async fn serve_connection(shared: &Shared, stream: TcpStream) -> SessionOutcome 
         let _ = timeout(TIMEOUT_REPLY_GRACE, tls.shutdown()).await;
         return SessionOutcome::TlsError;
     }
-    let (mut outcome, mut keep_alive) = serve_request(shared, &mut tls, deadline, &[], 0).await;
+    let (mut outcome, mut keep_alive) =
+        serve_request(shared, &mut tls, peer, deadline, &[], 0).await;
     // Only an authenticated pool request is ever granted Keep Alive.
     let mut served = 1;
     while keep_alive {
@@ -644,7 +658,8 @@ async fn serve_connection(shared: &Shared, stream: TcpStream) -> SessionOutcome 
             break;
         };
         shared.metrics.record_pool_keep_alive_request();
-        (outcome, keep_alive) = serve_request(shared, &mut tls, deadline, &first, served).await;
+        (outcome, keep_alive) =
+            serve_request(shared, &mut tls, peer, deadline, &first, served).await;
         served += 1;
     }
     outcome
@@ -675,6 +690,7 @@ async fn wait_for_next_request(
 async fn serve_request(
     shared: &Shared,
     tls: &mut TlsStream<TcpStream>,
+    peer: SocketAddr,
     deadline: Instant,
     first: &[u8],
     served: usize,
@@ -719,6 +735,9 @@ async fn serve_request(
     }
     if let Some(pool) = response.pool {
         shared.metrics.record_pool_request(pool.kind, pool.outcome);
+        if pool.outcome == crate::pool_member::PoolOutcome::Ok {
+            trust_load_balancer(shared, peer);
+        }
     }
     let keep_alive = response.keep_alive;
     let write_deadline = deadline.max(Instant::now() + TIMEOUT_REPLY_GRACE);

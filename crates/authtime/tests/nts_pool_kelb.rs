@@ -615,6 +615,11 @@ fn a_rewritten_token_file_takes_effect_on_sighup_and_an_open_one_is_refused() {
 /// certificate `<name>-*` from a CA of its own naming 127.0.0.1, announcing
 /// 127.0.0.1 in its Server record.
 fn authtime_member(dir: &TempDir, name: &str) -> Serve {
+    authtime_member_with(dir, name, "client-limit = false\n")
+}
+
+/// [`authtime_member`] with `limits` (the `client-*` keys) in its `[nts-ke]`.
+fn authtime_member_with(dir: &TempDir, name: &str, limits: &str) -> Serve {
     nts_cert(dir, name, &["--ip", IP]);
     write_private(
         &dir.path(&format!("{name}-member.token")),
@@ -626,7 +631,7 @@ fn authtime_member(dir: &TempDir, name: &str) -> Serve {
         &format!(
             "[ntp]\nlisten = [\"{IP}:0\"]\nworkers = 1\n\
              [nts-ke]\nlisten = [\"{IP}:0\"]\ncertificate-chain = \"{name}-chain.pem\"\n\
-             private-key = \"{name}-key.pem\"\nworkers = 1\nclient-limit = false\n\
+             private-key = \"{name}-key.pem\"\nworkers = 1\n{limits}\
              ntp-server = \"{IP}\"\npool-token-files = [\"{name}-member.token\"]\n\
              [keystore]\npath = \"{name}-master-keys\"\n"
         ),
@@ -696,4 +701,52 @@ fn a_mixed_set_keeps_serving_when_its_authtime_member_stops() {
         result: "mixed set (ntpd-rs and authtime members), authtime stopped: sessions continue through ntpd-rs",
         test: "nts_pool_kelb::a_mixed_set_keeps_serving_when_its_authtime_member_stops",
     });
+}
+
+#[test]
+fn a_member_with_client_limits_serves_its_load_balancer_past_them() {
+    let dir = TempDir::new("kelb-member-limits");
+    // Tight per-client limits: 4 handshakes at once, then one per 5 s, and 2
+    // connections open. Every session through the KELB reaches the member from
+    // the KELB's one address; once the KELB authenticated (its first health
+    // check), the member stops counting it as a client.
+    let member = authtime_member_with(
+        &dir,
+        "member",
+        "client-limit = true\nclient-rate = 0.2\nclient-burst = 4.0\nclient-max-connections = 2\n",
+    );
+    let member_ke = member.nts_ke.expect("member NTS-KE");
+    let token_file = dir.path("kelb-member.token");
+    write_private(&token_file, &format!("{TOKEN}\n"));
+    let serve = kelb(
+        &dir,
+        &format!(
+            "[[nts-ke-balancer.backend]]\nname = \"{IP}\"\naddress = \"{member_ke}\"\n\
+             ca-file = \"member-ca.pem\"\ntoken-file = \"{}\"\n",
+            token_file.display()
+        ),
+    );
+    let up = "authtime_kelb_backend_up{backend=\"127.0.0.1\"}";
+    assert_eq!(wait_metric_eq(&serve, up, 1, Duration::from_secs(5)), 1);
+    for address in sessions(&dir, &serve, 12, "past the member's client limits") {
+        assert_eq!(address, member.addr.to_string());
+    }
+    let metrics = member.scrape();
+    for refused in ["rate_limited", "too_many_from_source"] {
+        assert_eq!(
+            metric(
+                &metrics,
+                &format!("authtime_ntske_sessions_total{{outcome=\"{refused}\"}}")
+            ),
+            0,
+            "{metrics}"
+        );
+    }
+    assert!(
+        metric(
+            &metrics,
+            "authtime_ntske_pool_requests_total{kind=\"fixed_key\",outcome=\"ok\"}"
+        ) >= 12,
+        "{metrics}"
+    );
 }
