@@ -9,9 +9,10 @@ cd "$(dirname "$0")"
 # openssl: peer and cross-check; b3sum: BLAKE3 cross-check; libssl-dev and pkg-config:
 # the lab links libcrypto for its per-packet OpenSSL peer; fonts-dejavu-core: plot text;
 # groff-base, mandoc, zsh, fish: the man pages render and the completions parse;
-# gcc: aws-lc-sys compiles AWS-LC (rustls's provider) with the C compiler, no cmake.
+# gcc: aws-lc-sys compiles AWS-LC (rustls's provider) with the C compiler, no cmake;
+# python3: the supply-chain check reads deny.toml, Cargo.lock and cargo-deny's JSON.
 scripts/ensure-packages.sh openssl b3sum libssl-dev pkg-config fonts-dejavu-core chrony redis-server memcached \
-    groff-base mandoc zsh fish gcc
+    groff-base mandoc zsh fish gcc python3
 
 # One build from scratch: incremental compilation files would only add gigabytes
 # to target/ (2.5 GB on a fresh run) without speeding anything up here.
@@ -24,6 +25,9 @@ echo "test.sh: cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "test.sh: the daemon's dependencies (no OpenSSL, plotting, lab)"
 scripts/check-daemon-deps.sh
+echo "test.sh: the supply chain (cargo-deny, offline: licences, duplicates, sources, advisories)"
+scripts/check-supply-chain.sh --self-test
+scripts/check-supply-chain.sh
 echo "test.sh: the systemd unit (systemd-analyze verify and security)"
 scripts/check-systemd-unit.sh
 echo "test.sh: cargo test"
