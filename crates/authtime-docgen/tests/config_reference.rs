@@ -360,9 +360,50 @@ fn undocumented_keys(text: &str) -> Vec<String> {
     };
     let mut found = Vec::new();
     let mut section = None;
+    // Inside `[[section.key]]`: the key of kind array of tables, whose text
+    // lists its keys as `name:` or `name (required):`.
+    let mut tables: Option<&authtime_docgen::config_reference::Key> = None;
     for line in text.lines() {
         let line = line.trim();
         let uncommented = line.trim_start_matches('#').trim();
+        if let Some(name) = uncommented
+            .strip_prefix("[[")
+            .and_then(|l| l.split_once("]]"))
+            .map(|(name, _)| name)
+        {
+            let key = name.split_once('.').and_then(|(s, k)| {
+                authtime_docgen::config_reference::section(s)?
+                    .keys
+                    .iter()
+                    .find(|key| {
+                        key.name == k
+                            && key.kind == authtime_docgen::config_reference::ValueKind::Tables
+                    })
+            });
+            if key.is_none() {
+                found.push(format!("[[{name}]]"));
+                section = None;
+            }
+            tables = key;
+            continue;
+        }
+        if let Some(key) = tables {
+            if let Some((sub, _)) = uncommented.split_once('=') {
+                let sub = sub.trim();
+                if bare_key(sub)
+                    && !key.text.contains(&format!("{sub}:"))
+                    && !key.text.contains(&format!("{sub} (required):"))
+                {
+                    found.push(format!("[[{}]] {sub}", key.name));
+                }
+                continue;
+            }
+            if uncommented.starts_with('[') {
+                tables = None;
+            } else {
+                continue;
+            }
+        }
         let header = uncommented
             .strip_prefix('[')
             .and_then(|l| l.split_once(']'))
@@ -446,4 +487,20 @@ fn options_named_in_the_reference_are_authtimeds() {
             }
         }
     }
+}
+
+#[test]
+fn keys_of_an_array_of_tables_are_checked_against_its_text() {
+    let text = "[nts-ke-balancer]\ncheck-interval = 5.0\n\
+                [[nts-ke-balancer.backend]]\nname = \"a\"\ntoken-file = \"t\"\nbogus = 1\n\
+                [[nts-ke-balancer.nope]]\nx = 1\n\
+                [nts-ke]\nlisten = []\nalso-bogus = 2\n";
+    assert_eq!(
+        undocumented_keys(text),
+        [
+            "[[backend]] bogus",
+            "[[nts-ke-balancer.nope]]",
+            "[nts-ke] also-bogus"
+        ]
+    );
 }
