@@ -2,7 +2,9 @@
 //!
 //! A write goes to a temporary file in the same directory (mode 0600), is
 //! flushed to disk, renamed over the old file, and the directory is flushed,
-//! so a crash at any point leaves either the old or the new content. An
+//! so a crash at any point leaves either the old or the new content (and the
+//! temporary file of a writer killed before its rename is removed by the
+//! next write). An
 //! advisory lock on a sibling `.lock` file makes compare-and-swap atomic
 //! between processes of one machine.
 
