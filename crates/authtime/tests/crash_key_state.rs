@@ -13,7 +13,9 @@
 //!   rotations: the daemon keeps serving with the keys it holds, says so in
 //!   its log and its metrics, leaves the old files whole, starts again on
 //!   them, and writes the keys it made meanwhile once the directory takes
-//!   writes again, so that cookies sealed under them survive the next crash.
+//!   writes again, so that cookies sealed under them survive the next crash;
+//!   a client whose cookie store is on the full disk keeps its old store
+//!   whole and is told the new one could not be saved.
 //!
 //! The state directory of the last two is a tmpfs mounted in a private mount
 //! namespace (`unshare -m`), held by a `sleep` process; the daemon joins it
@@ -430,6 +432,22 @@ fn stored_window(path: &Path, public: &[u8; 32]) -> (u64, u64) {
     d.key.window()
 }
 
+/// Starts the daemon of `body` (Roughtime on port 0), again when the TCP
+/// port its UDP socket got was taken (the daemon binds UDP on port 0, then
+/// TCP on the same port, which another program may hold: seen once in 150
+/// restarts).
+fn start_roughtime(dir: &TempDir, name: &str, body: &str, launcher: &[&OsStr]) -> Serve {
+    let mut last = String::new();
+    for _ in 0..3 {
+        match Serve::try_start_via(dir, name, body, launcher) {
+            Ok(serve) => return serve,
+            Err(log) if log.contains("Address already in use") => last = log,
+            Err(log) => panic!("authtime serve did not start: {log}"),
+        }
+    }
+    panic!("authtime serve did not start three times: {last}");
+}
+
 fn roughtime_body() -> String {
     "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n[roughtime]\nlisten = [\"127.0.0.1:0\"]\n\
      long-term-key = \"lt.key\"\nonline-key-lifetime = 4\nrate-limit = 0\n\
@@ -451,7 +469,7 @@ fn kill_9_during_online_key_rotation_leaves_a_key_that_verifies() {
     let (mut adopted, mut inside_write, mut on_temporary) = (0, 0, 0);
     let mut at_kill: Option<(u64, u64)> = None;
     for round in 0..rounds {
-        let mut serve = Serve::start_named(&dir, "serve", &roughtime_body());
+        let mut serve = start_roughtime(&dir, "serve", &roughtime_body(), &[]);
         let addr = serve.roughtime.expect("Roughtime address");
         let v = roughtime_ask(addr, &public, &mut rng, &serve.log_text());
         // A stored key that was not due (more than a third of its 4 s left)
@@ -489,7 +507,7 @@ fn kill_9_during_online_key_rotation_leaves_a_key_that_verifies() {
     }
     // A last start: it answers, and its first rotation removes the
     // temporary files the kills left.
-    let serve = Serve::start_named(&dir, "serve", &roughtime_body());
+    let serve = start_roughtime(&dir, "serve", &roughtime_body(), &[]);
     roughtime_ask(
         serve.roughtime.expect("address"),
         &public,
@@ -615,7 +633,7 @@ impl Holder {
 fn start_in(holder: &Holder, dir: &TempDir, name: &str, body: &str) -> Serve {
     let launcher = holder.launcher();
     let launcher: Vec<&OsStr> = launcher.iter().map(OsString::as_os_str).collect();
-    Serve::start_via(dir, name, body, &launcher)
+    start_roughtime(dir, name, body, &launcher)
 }
 
 /// What a daemon with both key kinds in a held tmpfs shares with its checks.
@@ -742,6 +760,38 @@ impl Faulted {
         assert_eq!(temporaries(&self.holder.dir()), Vec::<String>::new());
     }
 
+    /// `authtime query --cookie-store` with its store on the full disk: the
+    /// new cookies cannot be saved, which it says (naming the file and the
+    /// cause); the old store is left whole and no partial copy remains.
+    fn assert_client_store_kept_whole(&self) {
+        let store = self.holder.file("client-jar");
+        let before = std::fs::read(&store).expect("client store");
+        let out = Command::new("nsenter")
+            .args(["-t", &self.holder.process.pid().to_string(), "-m", "--"])
+            .arg(ntp_support::authtime_bin())
+            .args(["query", "--nts", &format!("localhost:{}", self.ke_port)])
+            .arg("--ca")
+            .arg(self.dir.path("nts-ca.pem"))
+            .arg("--cookie-store")
+            .arg(self.holder.state.join("client-jar"))
+            .args(["--timeout", "1", "--json"])
+            .output()
+            .expect("nsenter authtime query");
+        let stderr = text(&out.stderr);
+        assert!(
+            !out.status.success()
+                && stderr.contains("--cookie-store")
+                && stderr.contains("No space left on device"),
+            "{}",
+            text_of(&out)
+        );
+        assert_eq!(std::fs::read(&store).expect("client store"), before);
+        assert!(
+            !self.holder.file("client-jar.tmp").exists(),
+            "a partial cookie store was left behind"
+        );
+    }
+
     fn frozen(&self) -> [Vec<u8>; 2] {
         [
             std::fs::read(self.keys()).expect("keys"),
@@ -842,6 +892,8 @@ fn a_full_disk_keeps_the_daemon_serving_and_loses_no_key() {
     let mut serve = t.start("before");
     t.new_session("jar-a");
     t.ask_roughtime(&serve);
+    // A client's cookie store on the same disk.
+    std::fs::copy(t.dir.path("jar-a"), t.holder.file("client-jar")).expect("copy");
     let ring = t.wait_for_a_rotation();
     // Fill the tmpfs (root gets no reserve on tmpfs).
     let filler = t.holder.file("filler");
@@ -859,6 +911,7 @@ fn a_full_disk_keeps_the_daemon_serving_and_loses_no_key() {
     let frozen = t.frozen();
     t.assert_serving_without_writes(&mut serve, "No space left on device", &frozen);
     t.accepted("jar-a", "full disk", &serve);
+    t.assert_client_store_kept_whole();
     // A crash while the disk is full: the daemon starts on the files it
     // finds and serves the cookies sealed under them.
     kill_9(&mut serve);
