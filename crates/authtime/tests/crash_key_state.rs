@@ -432,22 +432,6 @@ fn stored_window(path: &Path, public: &[u8; 32]) -> (u64, u64) {
     d.key.window()
 }
 
-/// Starts the daemon of `body` (Roughtime on port 0), again when the TCP
-/// port its UDP socket got was taken (the daemon binds UDP on port 0, then
-/// TCP on the same port, which another program may hold: seen once in 150
-/// restarts).
-fn start_roughtime(dir: &TempDir, name: &str, body: &str, launcher: &[&OsStr]) -> Serve {
-    let mut last = String::new();
-    for _ in 0..3 {
-        match Serve::try_start_via(dir, name, body, launcher) {
-            Ok(serve) => return serve,
-            Err(log) if log.contains("Address already in use") => last = log,
-            Err(log) => panic!("authtime serve did not start: {log}"),
-        }
-    }
-    panic!("authtime serve did not start three times: {last}");
-}
-
 fn roughtime_body() -> String {
     "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n[roughtime]\nlisten = [\"127.0.0.1:0\"]\n\
      long-term-key = \"lt.key\"\nonline-key-lifetime = 4\nrate-limit = 0\n\
@@ -469,7 +453,7 @@ fn kill_9_during_online_key_rotation_leaves_a_key_that_verifies() {
     let (mut adopted, mut inside_write, mut on_temporary) = (0, 0, 0);
     let mut at_kill: Option<(u64, u64)> = None;
     for round in 0..rounds {
-        let mut serve = start_roughtime(&dir, "serve", &roughtime_body(), &[]);
+        let mut serve = Serve::start_named(&dir, "serve", &roughtime_body());
         let addr = serve.roughtime.expect("Roughtime address");
         let v = roughtime_ask(addr, &public, &mut rng, &serve.log_text());
         // A stored key that was not due (more than a third of its 4 s left)
@@ -507,7 +491,7 @@ fn kill_9_during_online_key_rotation_leaves_a_key_that_verifies() {
     }
     // A last start: it answers, and its first rotation removes the
     // temporary files the kills left.
-    let serve = start_roughtime(&dir, "serve", &roughtime_body(), &[]);
+    let serve = Serve::start_named(&dir, "serve", &roughtime_body());
     roughtime_ask(
         serve.roughtime.expect("address"),
         &public,
@@ -633,7 +617,7 @@ impl Holder {
 fn start_in(holder: &Holder, dir: &TempDir, name: &str, body: &str) -> Serve {
     let launcher = holder.launcher();
     let launcher: Vec<&OsStr> = launcher.iter().map(OsString::as_os_str).collect();
-    start_roughtime(dir, name, body, &launcher)
+    Serve::start_via(dir, name, body, &launcher)
 }
 
 /// What a daemon with both key kinds in a held tmpfs shares with its checks.

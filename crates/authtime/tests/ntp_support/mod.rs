@@ -221,18 +221,6 @@ impl Serve {
         config_body: &str,
         launcher: &[&std::ffi::OsStr],
     ) -> Self {
-        Self::try_start_via(dir, name, config_body, launcher)
-            .unwrap_or_else(|log| panic!("authtime serve did not start: {log}"))
-    }
-
-    /// [`Serve::start_via`], returning the daemon's log when it did not
-    /// start (it is killed then).
-    pub(crate) fn try_start_via(
-        dir: &TempDir,
-        name: &str,
-        config_body: &str,
-        launcher: &[&std::ffi::OsStr],
-    ) -> Result<Self, String> {
         let config = dir.path(&format!("{name}.toml"));
         // A test server is a lab clock: unless the test chooses a clock
         // source, it declares one (the host's own state differs from machine
@@ -284,8 +272,10 @@ impl Serve {
         while metrics.is_none() {
             let left = deadline.saturating_duration_since(Instant::now());
             let Ok(line) = rx.recv_timeout(left) else {
-                drop(process);
-                return Err(std::fs::read_to_string(&log).unwrap_or_default());
+                panic!(
+                    "authtime serve did not start: {}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
             };
             if let Some(rest) = line.strip_prefix("listening on udp ") {
                 let text = rest.split_whitespace().next().unwrap_or_default();
@@ -301,14 +291,14 @@ impl Serve {
                 metrics = rest.trim_end_matches("/metrics").parse().ok();
             }
         }
-        Ok(Self {
+        Self {
             process,
             addr: addr.expect("a listen address"),
             metrics: metrics.expect("metrics"),
             log,
             nts_ke,
             roughtime,
-        })
+        }
     }
 
     /// The metrics text.
