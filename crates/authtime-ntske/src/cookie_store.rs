@@ -180,7 +180,12 @@ pub fn save_jar(path: &Path, jar: &CookieJar) -> Result<(), CookieStoreError> {
         std::fs::rename(&tmp, path)
     })();
     text.zeroize();
-    result.map_err(CookieStoreError::Io)
+    result.map_err(|e| {
+        // A full disk leaves a partial temporary: the store itself is
+        // untouched, and no half-written copy of the keys stays behind.
+        let _ = std::fs::remove_file(&tmp);
+        CookieStoreError::Io(e)
+    })
 }
 
 /// Removes the store at `path` (a session that is no longer any use, whose

@@ -2,7 +2,9 @@
 //!
 //! A write goes to a temporary file in the same directory (mode 0600), is
 //! flushed to disk, renamed over the old file, and the directory is flushed,
-//! so a crash at any point leaves either the old or the new content. An
+//! so a crash at any point leaves either the old or the new content (and the
+//! temporary file of a writer killed before its rename is removed by the
+//! next write). An
 //! advisory lock on a sibling `.lock` file makes compare-and-swap atomic
 //! between processes of one machine.
 
@@ -55,6 +57,38 @@ impl EmbeddedStore {
         }
     }
 
+    /// Removes the temporary files (`NAME.tmp.PID`) of writers that died
+    /// between creating and renaming theirs (`kill -9`, a power cut): every
+    /// writer holds the lock from creation to rename, so under the lock any
+    /// such file is stale. Left alone they would pile up, one per crash,
+    /// and take space on a small disk. Best effort: a failure is ignored.
+    fn remove_stale_temporaries(&self) {
+        let (Some(dir), Some(name)) = (self.path.parent(), self.path.file_name()) else {
+            return;
+        };
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        let mut prefix = name.to_os_string();
+        prefix.push(".tmp.");
+        let prefix = prefix.as_encoded_bytes();
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let file_name = entry.file_name();
+            let is_ours = file_name
+                .as_encoded_bytes()
+                .strip_prefix(prefix)
+                .is_some_and(|pid| !pid.is_empty() && pid.iter().all(u8::is_ascii_digit));
+            if is_ours {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+
     fn write_atomically(&self, bytes: &[u8]) -> Result<(), StoreError> {
         let dir = match self.path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -98,6 +132,7 @@ impl MasterKeyStore for EmbeddedStore {
         if current.as_deref() != expected {
             return Ok(false);
         }
+        self.remove_stale_temporaries();
         self.write_atomically(new)?;
         Ok(true)
     }
@@ -144,6 +179,38 @@ mod tests {
             .map(|e| e.expect("entry").file_name())
             .collect();
         assert!(names.iter().all(|n| !n.to_string_lossy().contains(".tmp.")));
+    }
+
+    #[test]
+    fn temporary_files_of_dead_writers_are_removed_by_the_next_write() {
+        let path = scratch("stale");
+        let dir = path.parent().expect("dir").to_path_buf();
+        for name in [
+            "ring.tmp.4242",
+            "ring.tmp.1",
+            "ring.tmp.x",
+            "ring.other.tmp.7",
+            "other",
+        ] {
+            std::fs::write(dir.join(name), b"half").expect("write");
+        }
+        let store = EmbeddedStore::new(&path);
+        assert!(store.compare_and_swap(None, b"a").expect("cas"));
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "other",
+                "ring",
+                "ring.lock",
+                "ring.other.tmp.7",
+                "ring.tmp.x"
+            ]
+        );
     }
 
     #[test]

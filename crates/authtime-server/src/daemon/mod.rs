@@ -400,7 +400,8 @@ fn start_ring_keeper(
             out,
             "authtime_nts_keystore_down",
             "gauge",
-            "1 while the key store is unreachable (the keys held are used).",
+            "1 while the key store cannot be read, or cannot be written and lacks keys held \
+             (the keys held are used).",
             &get(&m.store_down),
         );
     });

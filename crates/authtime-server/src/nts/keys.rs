@@ -11,7 +11,11 @@
 //! rotates locally, so it never runs out of a current key), logs that once,
 //! and publishes or adopts again when the store returns. A store that lost
 //! its content (a restarted Redis without persistence, an evicted memcached
-//! item) gets the ring in force written back.
+//! item) gets the ring in force written back. So does a store that can be
+//! read but not written (a read-only or full disk, a Redis replica): keys
+//! made meanwhile live only in memory, and are written at the first poll
+//! that succeeds, not at the next rotation; until then the store counts as
+//! down.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -35,7 +39,8 @@ pub struct RingMetrics {
     pub store_errors: AtomicU64,
     /// Master keys in the ring in force.
     pub keys: AtomicU64,
-    /// 1 while the store is unreachable.
+    /// 1 while the store cannot be read, or cannot be written and lacks
+    /// keys of the ring in force.
     pub store_down: AtomicU64,
 }
 
@@ -50,6 +55,9 @@ pub struct RingKeeper {
     /// The blob last seen in (or written to) the store, to compare-and-swap against.
     last_seen: Mutex<Option<Vec<u8>>>,
     down_logged: AtomicBool,
+    /// The ring in force holds keys the store lacks (made while it could
+    /// not be written): written back at the next poll that reads the store.
+    unpublished: AtomicBool,
     /// The counters.
     pub metrics: RingMetrics,
 }
@@ -162,6 +170,7 @@ impl RingKeeper {
             ring: RwLock::new(Arc::new(KeyRing::new(policy))),
             last_seen: Mutex::new(None),
             down_logged: AtomicBool::new(false),
+            unpublished: AtomicBool::new(false),
             metrics: RingMetrics::default(),
         });
         keeper.tick(unix_now());
@@ -239,10 +248,7 @@ impl RingKeeper {
                 _ => Ok(blob),
             }
         }) {
-            Ok(blob) => {
-                self.store_ok();
-                Some(blob)
-            }
+            Ok(blob) => Some(blob),
             Err(e) => {
                 self.store_failed(&e);
                 None
@@ -252,6 +258,12 @@ impl RingKeeper {
             Some(blob) => !self.adopt(blob.as_deref()),
             None => false,
         };
+        // Read, and nothing held that it lacks: the store is fine. Keys it
+        // lacks are written below (and it stays down until they are).
+        let pending = loaded.is_some() && self.unpublished.load(Ordering::Relaxed);
+        if loaded.is_some() && !pending {
+            self.store_ok();
+        }
         let current = self.current();
         let policy_changed = current.policy() != self.policy;
         let base = (*current).clone().with_policy(self.policy);
@@ -261,15 +273,19 @@ impl RingKeeper {
             None if policy_changed => Some(base),
             None => None,
         };
-        // Republish when the store lost its content or holds garbage.
+        let rotated = wanted.is_some();
+        // Republish when the store lost its content, holds garbage, or lacks
+        // keys made while it could not be written.
         let store_empty = matches!(loaded, Some(None)) && !current.keys().is_empty();
-        let Some(ring) = wanted.or_else(|| (store_empty || corrupt).then(|| (*current).clone()))
+        let Some(ring) =
+            wanted.or_else(|| (store_empty || corrupt || pending).then(|| (*current).clone()))
         else {
             return;
         };
         let blob = ring.to_bytes();
         if loaded.is_none() {
             // Store down: rotate locally so a current key always exists.
+            self.unpublished.store(true, Ordering::Relaxed);
             self.set(ring);
             return;
         }
@@ -281,6 +297,8 @@ impl RingKeeper {
                     .rotations_published
                     .fetch_add(1, Ordering::Relaxed);
                 *self.last_seen() = Some(blob.to_vec());
+                self.unpublished.store(false, Ordering::Relaxed);
+                self.store_ok();
                 tracing::info!(
                     keys = ring.keys().len(),
                     generation = ring.generation(),
@@ -288,8 +306,10 @@ impl RingKeeper {
                     "{}",
                     if created {
                         "NTS master keys created"
-                    } else {
+                    } else if rotated {
                         "NTS master keys rotated"
+                    } else {
+                        "NTS master keys held in memory written to the store"
                     }
                 );
                 self.set(ring);
@@ -300,17 +320,29 @@ impl RingKeeper {
                 match self.store.load() {
                     Ok(blob) => {
                         self.adopt(blob.as_deref());
+                        if !self.unpublished.load(Ordering::Relaxed) {
+                            self.store_ok();
+                        }
                     }
                     Err(e) => {
                         self.store_failed(&e);
-                        self.set(ring);
+                        self.keep_unwritten(ring, rotated);
                     }
                 }
             }
             Err(e) => {
                 self.store_failed(&e);
-                self.set(ring);
+                self.keep_unwritten(ring, rotated);
             }
+        }
+    }
+
+    /// A write failed: a new ring is put in force all the same (a current
+    /// key must exist), and written at a later poll.
+    fn keep_unwritten(&self, ring: KeyRing, rotated: bool) {
+        self.unpublished.store(true, Ordering::Relaxed);
+        if rotated {
+            self.set(ring);
         }
     }
 
@@ -324,6 +356,9 @@ impl RingKeeper {
         match KeyRing::from_bytes(blob) {
             Ok(ring) => {
                 *self.last_seen() = Some(blob.to_vec());
+                // The store's ring replaces the one held, keys made here
+                // while it could not be written included.
+                self.unpublished.store(false, Ordering::Relaxed);
                 tracing::info!(
                     keys = ring.keys().len(),
                     generation = ring.generation(),
@@ -546,6 +581,68 @@ mod tests {
         let stored = store.load().expect("load").expect("republished");
         let ring = KeyRing::from_bytes(&stored).expect("valid");
         assert_eq!(ring.generation(), keeper.current().generation());
+    }
+
+    /// An embedded store whose writes fail while `read_only` is set, as on a
+    /// read-only or full disk: reads work, writes do not.
+    #[derive(Debug)]
+    struct ReadOnly {
+        inner: EmbeddedStore,
+        read_only: AtomicBool,
+    }
+
+    impl MasterKeyStore for ReadOnly {
+        fn load(&self) -> Result<Option<Vec<u8>>, StoreError> {
+            self.inner.load()
+        }
+
+        fn compare_and_swap(
+            &self,
+            expected: Option<&[u8]>,
+            new: &[u8],
+        ) -> Result<bool, StoreError> {
+            if self.read_only.load(Ordering::Relaxed) {
+                return Err(StoreError::Io("Read-only file system (os error 30)".into()));
+            }
+            self.inner.compare_and_swap(expected, new)
+        }
+
+        fn describe(&self) -> String {
+            self.inner.describe()
+        }
+    }
+
+    #[test]
+    fn keys_made_while_the_store_takes_no_writes_are_written_at_the_next_poll() {
+        let store = Arc::new(ReadOnly {
+            inner: EmbeddedStore::new(scratch("readonly")),
+            read_only: AtomicBool::new(false),
+        });
+        let keeper = RingKeeper::start(Arc::clone(&store) as Arc<dyn MasterKeyStore>, policy())
+            .expect("start");
+        let before = store.load().expect("load");
+        store.read_only.store(true, Ordering::Relaxed);
+        let later = unix_now() + 300;
+        keeper.tick(later);
+        let held = ids(&keeper);
+        assert_eq!(store.load().expect("load"), before, "the write failed");
+        assert!(!held.is_empty());
+        let changes = keeper.metrics.ring_changes.load(Ordering::Relaxed);
+        // Every poll reads the store fine but cannot write the keys held:
+        // the store stays down, and nothing changes in force.
+        for _ in 0..3 {
+            keeper.tick(later);
+            assert_eq!(keeper.metrics.store_down.load(Ordering::Relaxed), 1);
+        }
+        assert_eq!(keeper.metrics.ring_changes.load(Ordering::Relaxed), changes);
+        assert_eq!(ids(&keeper), held);
+        // Writable again: the next poll writes them, with no rotation due.
+        store.read_only.store(false, Ordering::Relaxed);
+        keeper.tick(later);
+        assert_eq!(keeper.metrics.store_down.load(Ordering::Relaxed), 0);
+        let stored = store.load().expect("load").expect("written");
+        let ring = KeyRing::from_bytes(&stored).expect("valid");
+        assert_eq!(ring.keys().iter().map(|m| m.id()).collect::<Vec<_>>(), held);
     }
 
     #[test]

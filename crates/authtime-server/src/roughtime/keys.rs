@@ -282,11 +282,11 @@ impl RoughtimeKeys {
         if !held_due && !read_store {
             return;
         }
+        // The store is "back" only once it holds the key in force (or gave
+        // one): one that can be read but not written (a read-only or full
+        // disk) stays down, with one log line, until a write succeeds.
         let loaded = match store.load() {
-            Ok(blob) => {
-                self.store_up(store);
-                blob
-            }
+            Ok(blob) => blob,
             Err(e) => {
                 self.store_failed(store, &e.to_string());
                 if held_due {
@@ -298,6 +298,7 @@ impl RoughtimeKeys {
         // The text is deterministic: equal bytes mean the store holds the key held.
         let held_text = delegation_text(&public, &held.key);
         if !held_due && loaded.as_deref() == Some(held_text.as_bytes()) {
+            self.store_up(store);
             return;
         }
         if let Some(blob) = &loaded {
@@ -307,6 +308,7 @@ impl RoughtimeKeys {
                 }
                 Some(Ok(d)) if !Self::due(&d.key, lifetime, now) => {
                     // Another server's key (or ours, written before a restart).
+                    self.store_up(store);
                     self.set(ActiveKey::new(d));
                     return;
                 }
@@ -344,6 +346,7 @@ impl RoughtimeKeys {
         };
         match store.compare_and_swap(loaded.as_deref(), text.as_bytes()) {
             Ok(true) => {
+                self.store_up(store);
                 if let Some(key) = candidate {
                     adopt(key);
                 }
@@ -351,6 +354,7 @@ impl RoughtimeKeys {
             // Another server wrote first: its key is adopted at the next
             // read, which is at once while the key held is due.
             Ok(false) => {
+                self.store_up(store);
                 if !held.key.covers(now) {
                     self.rotate_locally(long_term, lifetime, now, &public);
                 }

@@ -105,23 +105,35 @@ pub(crate) fn start(
             .map_err(|e| e.to_string())?;
         running.threads.push(thread);
     }
-    for &addr in &settings.listen {
-        let (bound, udp, _) = match sockets::bind_group(
-            addr,
-            settings.workers,
-            RECEIVE_BUFFER,
-            false,
-        ) {
-            Ok(group) => group,
-            Err(e) if settings.listen_is_default && family_unavailable(&e) => {
-                tracing::warn!(%addr, error = %e, "address family unavailable; no Roughtime there");
-                continue;
+    'addrs: for &addr in &settings.listen {
+        // TCP on the port UDP got (port 0 picks one for both). With port 0
+        // the TCP port may be taken while the UDP one was free (another
+        // program's connection): a few more ports are tried then.
+        let mut tries = 0;
+        let (bound, udp, listener) = loop {
+            let (bound, udp, _) =
+                match sockets::bind_group(addr, settings.workers, RECEIVE_BUFFER, false) {
+                    Ok(group) => group,
+                    Err(e) if settings.listen_is_default && family_unavailable(&e) => {
+                        tracing::warn!(
+                            %addr, error = %e, "address family unavailable; no Roughtime there"
+                        );
+                        continue 'addrs;
+                    }
+                    Err(e) => return Err(format!("cannot serve Roughtime on udp {addr}: {e}")),
+                };
+            match roughtime_tcp::bind(bound) {
+                Ok(listener) => break (bound, udp, listener),
+                Err(e)
+                    if addr.port() == 0
+                        && e.kind() == std::io::ErrorKind::AddrInUse
+                        && tries < 8 =>
+                {
+                    tries += 1;
+                }
+                Err(e) => return Err(format!("cannot serve Roughtime on tcp {bound}: {e}")),
             }
-            Err(e) => return Err(format!("cannot serve Roughtime on udp {addr}: {e}")),
         };
-        // TCP on the port UDP got (port 0 picks one for both).
-        let listener = roughtime_tcp::bind(bound)
-            .map_err(|e| format!("cannot serve Roughtime on tcp {bound}: {e}"))?;
         for (i, socket) in udp.into_iter().enumerate() {
             let shared = Arc::clone(&shared);
             let thread = std::thread::Builder::new()

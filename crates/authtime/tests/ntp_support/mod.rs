@@ -208,6 +208,19 @@ impl Serve {
     /// [`Serve::start`] with the files named `<name>.toml` and `<name>.log`,
     /// so that several servers can share one directory.
     pub(crate) fn start_named(dir: &TempDir, name: &str, config_body: &str) -> Self {
+        Self::start_via(dir, name, config_body, &[])
+    }
+
+    /// [`Serve::start_named`] with the daemon started through `launcher`
+    /// (a command and its arguments, to which `authtime serve --config ...`
+    /// is appended, such as `nsenter -t PID -m --`): it must exec the daemon,
+    /// so that the process started is the daemon.
+    pub(crate) fn start_via(
+        dir: &TempDir,
+        name: &str,
+        config_body: &str,
+        launcher: &[&std::ffi::OsStr],
+    ) -> Self {
         let config = dir.path(&format!("{name}.toml"));
         // A test server is a lab clock: unless the test chooses a clock
         // source, it declares one (the host's own state differs from machine
@@ -223,7 +236,15 @@ impl Serve {
         )
         .expect("config");
         let log = dir.path(&format!("{name}.log"));
-        let mut child = Command::new(authtime_bin())
+        let mut command = match launcher.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(authtime_bin());
+                c
+            }
+            None => Command::new(authtime_bin()),
+        };
+        let mut child = command
             .arg("serve")
             .arg("--config")
             .arg(&config)
