@@ -8,6 +8,7 @@ pub mod chrony_client;
 )]
 pub mod source;
 pub mod state;
+pub mod step_watch;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

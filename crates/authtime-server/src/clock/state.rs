@@ -36,6 +36,10 @@ pub struct ClockState {
     description: String,
     read_errors: AtomicU64,
     transitions: AtomicU64,
+    /// Set when the clock was stepped: the snapshot's age, measured on the
+    /// real-time clock, is meaningless across a step, so the source is read
+    /// again at once.
+    refresh: AtomicBool,
 }
 
 impl ClockState {
@@ -63,7 +67,13 @@ impl ClockState {
             description: reader.to_string(),
             read_errors: AtomicU64::new(0),
             transitions: AtomicU64::new(0),
+            refresh: AtomicBool::new(false),
         }
+    }
+
+    /// Asks the refresher to read the source now (after a clock step).
+    pub fn request_refresh(&self) {
+        self.refresh.store(true, Ordering::Relaxed);
     }
 
     /// The latest snapshot.
@@ -180,7 +190,10 @@ pub(crate) fn run(
     while !stop.load(Ordering::Relaxed) {
         // Short naps, so that a stop is seen within 50 ms.
         let wake = Instant::now() + interval;
-        while Instant::now() < wake && !stop.load(Ordering::Relaxed) {
+        while Instant::now() < wake
+            && !stop.load(Ordering::Relaxed)
+            && !state.refresh.swap(false, Ordering::Relaxed)
+        {
             std::thread::sleep((wake - Instant::now()).min(Duration::from_millis(50)));
         }
         let now = crate::clock::now_unix();

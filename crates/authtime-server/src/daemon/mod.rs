@@ -198,6 +198,10 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         let watched = Arc::clone(&clock);
         metrics.add_renderer(move |out| crate::clock::state::render_metrics(&watched, out));
     }
+    let (steps, step_watch) =
+        crate::clock::step_watch::start(Arc::clone(&clock), Arc::clone(&stop))
+            .map_err(StartError::Clock)?;
+    metrics.add_renderer(move |out| steps.render(out));
     let timestamps = settings
         .data_path
         .interleaved_table
@@ -231,7 +235,7 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         kernel_timestamps,
         workers_per_address: settings.workers,
         stop: Arc::clone(&stop),
-        threads: vec![refresher],
+        threads: vec![refresher, step_watch],
         keys,
         metrics: Arc::clone(&metrics),
         nts_keys: nts.clone(),

@@ -378,16 +378,28 @@ impl RingKeeper {
         }
     }
 
-    /// Runs [`RingKeeper::tick`] every `interval` until `stop` is set.
+    /// Whether the ring held has a key for the period of `now_unix_secs`.
+    /// It lacks one after the clock was stepped forward (or, for a moment,
+    /// when a period begins before a peer published its key): cookies sealed
+    /// then would be under a key already too old to open them.
+    pub(crate) fn covers(&self, now_unix_secs: u64) -> bool {
+        let p = self.policy.period_at(now_unix_secs);
+        self.current().keys().iter().any(|k| k.period() == p)
+    }
+
+    /// Runs [`RingKeeper::tick`] every `interval` until `stop` is set, and
+    /// at once (checked every 100 ms) when the ring lacks the current
+    /// period's key, as after a step of the clock.
     pub(crate) fn run(&self, interval: Duration, stop: &AtomicBool) {
         let step = Duration::from_millis(100).min(interval);
         let mut waited = Duration::ZERO;
         while !stop.load(Ordering::Relaxed) {
             std::thread::sleep(step);
             waited += step;
-            if waited >= interval {
+            let now = unix_now();
+            if waited >= interval || !self.covers(now) {
                 waited = Duration::ZERO;
-                self.tick(unix_now());
+                self.tick(now);
             }
         }
     }
@@ -450,6 +462,27 @@ mod tests {
         let e = RingKeeper::start(Arc::clone(&inner), policy()).expect_err("no kek");
         assert!(e.to_string().contains("none is configured"), "{e}");
         assert_eq!(inner.load().expect("load"), Some(stored), "unchanged");
+    }
+
+    #[test]
+    fn a_ring_that_lacks_the_current_periods_key_after_a_step_is_seen_and_ticked() {
+        let inner: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("step")));
+        let keeper = RingKeeper::start(inner, policy()).expect("start");
+        let now = unix_now();
+        assert!(keeper.covers(now));
+        // Stepped back one period: its key is missing; the next period's
+        // (published ahead) is held.
+        assert!(!keeper.covers(now - 100));
+        assert!(keeper.covers(now + 100));
+        // Stepped forward ten periods: missing until a tick makes it.
+        assert!(!keeper.covers(now + 1000));
+        keeper.tick(now + 1000);
+        assert!(keeper.covers(now + 1000));
+        // The key of the period before the step was rotated out (older than
+        // old-keys 2 periods); a step back makes a new one under the same id.
+        assert!(!keeper.covers(now));
+        keeper.tick(now);
+        assert!(keeper.covers(now) && keeper.covers(now + 1000));
     }
 
     #[test]
