@@ -90,12 +90,26 @@ pub fn start(
     Ok((counter, thread))
 }
 
+/// Both clocks read together: the real-time clock between two monotonic
+/// reads, `None` when the thread was held up between them for more than
+/// 50 ms (a preempted read would look like a step).
+fn read_both() -> Option<(i128, Instant)> {
+    let before = Instant::now();
+    let real = realtime_ns();
+    let after = Instant::now();
+    (after.saturating_duration_since(before) <= Duration::from_millis(50)).then_some((real, before))
+}
+
 fn run(counter: &StepCounter, clock: &ClockState, stop: &AtomicBool) {
-    let (mut real, mut mono) = (realtime_ns(), Instant::now());
+    let mut last = read_both();
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(WATCH_INTERVAL);
-        let (real_now, mono_now) = (realtime_ns(), Instant::now());
-        if let Some(step) = step_between(real, mono, real_now, mono_now) {
+        let Some((real_now, mono_now)) = read_both() else {
+            continue;
+        };
+        if let Some((real, mono)) = last
+            && let Some(step) = step_between(real, mono, real_now, mono_now)
+        {
             // The clock state's snapshot aged by the step (a reading "ten
             // years old" announces unsynchronized): read the source again.
             clock.request_refresh();
@@ -107,7 +121,7 @@ fn run(counter: &StepCounter, clock: &ClockState, stop: &AtomicBool) {
                 "the system clock was stepped by {seconds:+.3} s; answers, NTS cookie keys and Roughtime online keys follow the new time"
             );
         }
-        (real, mono) = (real_now, mono_now);
+        last = Some((real_now, mono_now));
     }
 }
 
