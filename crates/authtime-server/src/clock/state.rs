@@ -385,6 +385,39 @@ mod tests {
     }
 
     #[test]
+    fn a_refresh_request_reads_the_source_at_once_not_at_the_next_poll() {
+        let state = Arc::new(ClockState::start(
+            &static_reader(1),
+            AnnouncePolicy::default(),
+            UnsyncPolicy::Answer,
+        ));
+        // A reading that is, after a step of the clock, ten years old.
+        let now = crate::clock::now_unix();
+        let stepped = UnixTime::new(now.secs + 315_532_800, now.nanos);
+        assert!(!state.announce(stepped).is_synchronized());
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (state, stop) = (Arc::clone(&state), Arc::clone(&stop));
+            // A poll interval far longer than the test waits.
+            std::thread::spawn(move || {
+                run(&state, &static_reader(1), Duration::from_secs(600), &stop)
+            })
+        };
+        let before = state.generation.load(Ordering::Relaxed);
+        state.request_refresh();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while state.generation.load(Ordering::Relaxed) == before && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Read before the stop (a stopping refresher reads once more).
+        let read_again = state.generation.load(Ordering::Relaxed) != before;
+        stop.store(true, Ordering::Relaxed);
+        thread.join().expect("refresher");
+        assert!(read_again, "not read again within 5 s");
+        assert!(state.announce(crate::clock::now_unix()).is_synchronized());
+    }
+
+    #[test]
     fn metrics_show_the_announcement() {
         let state = Arc::new(ClockState::start(
             &static_reader(1),
