@@ -4,7 +4,8 @@
 //! real-time clock read and to the kernel's packet timestamps; the clients
 //! (this test, `authtime query`) run without it, so after a step the server's
 //! time really is off by the step. For each step (minus one hour, plus one
-//! day, plus ten years, back to none) NTP answers carry the stepped time, NTS
+//! day, plus ten years, back to none) NTP answers (plain and with a symmetric
+//! key) carry the stepped time, NTS
 //! cookies are opened only under their own key (cookies from before a step
 //! back still work; cookies whose key was rotated out are refused and the
 //! client does NTS-KE again), Roughtime signs the stepped time only under an
@@ -22,7 +23,7 @@ use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use authtime_roughtime::{Verified, Version, build_request, verify_response};
-use ntp_support::{Serve, TempDir, authtime, nts_cert, text, text_of};
+use ntp_support::{Serve, TempDir, authtime, keygen, nts_cert, text, text_of};
 
 /// Ten years of 365 days and two leap days, in seconds.
 const TEN_YEARS: i64 = (10 * 365 + 2) * 86_400;
@@ -89,10 +90,13 @@ fn roughtime_once(addr: SocketAddr, public: &[u8; 32]) -> Option<Verified> {
 /// `authtime query --json` of plain NTP. Right after a step the daemon may
 /// answer "unsynchronized" for a few milliseconds, until it has read its
 /// clock source again: retried for up to 3 s.
-fn ntp_query(serve: &Serve) -> serde_json::Value {
+fn ntp_query(serve: &Serve, extra: &[&str]) -> serde_json::Value {
     let deadline = Instant::now() + Duration::from_secs(3);
+    let target = serve.addr.to_string();
+    let mut args = vec!["query", target.as_str(), "--timeout", "1", "--json"];
+    args.extend_from_slice(extra);
     loop {
-        let out = authtime(&["query", &serve.addr.to_string(), "--timeout", "1", "--json"]);
+        let out = authtime(&args);
         if out.status.success() || Instant::now() >= deadline {
             assert!(
                 out.status.success(),
@@ -163,17 +167,17 @@ fn steps_of_the_servers_clock_are_served_refused_as_the_rfcs_say_logged_once_and
     let mut file_var = std::ffi::OsString::from("OFFSET_CLOCK_FILE=");
     file_var.push(&offset_file);
     let env = std::ffi::OsString::from("env");
-    let serve = Serve::start_via(
-        &dir,
-        "serve",
-        "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n\
+    let keys = keygen(&dir, "ntp.keys", "ntpd", &[("aes128", 7)]);
+    let config = format!(
+        "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\nkeys = \"{}\"\n\
          [nts-ke]\nlisten = [\"127.0.0.1:0\"]\ncertificate-chain = \"nts-chain.pem\"\n\
          private-key = \"nts-key.pem\"\nworkers = 1\n\
          [keystore]\npath = \"keys\"\nrotation-interval = 3600\nold-keys = 3\n\
          [roughtime]\nlisten = [\"127.0.0.1:0\"]\nlong-term-key = \"lt.key\"\nrate-limit = 0\n\
          [rate-limit]\nenabled = false\n",
-        &[&env, &preload, &file_var],
+        keys.display()
     );
+    let serve = Serve::start_via(&dir, "serve", &config, &[&env, &preload, &file_var]);
     let roughtime = serve.roughtime.expect("Roughtime address");
 
     // Before any step: cookies kept in jar0.
@@ -206,10 +210,18 @@ fn steps_of_the_servers_clock_are_served_refused_as_the_rfcs_say_logged_once_and
         // NTP: the answer carries the stepped time.
         #[expect(clippy::cast_precision_loss, reason = "seconds")]
         let expected = step as f64;
-        let json = ntp_query(&serve);
+        let json = ntp_query(&serve, &[]);
         assert!(
             (offset_of(&json) - expected).abs() < 1.0,
             "{name}: NTP {json}"
+        );
+        // Symmetric key (the MAC does not depend on the time).
+        let key_file = keys.display().to_string();
+        let json = ntp_query(&serve, &["--key-file", &key_file, "--key-id", "7"]);
+        assert_eq!(json["replies"][0]["authenticated"], true, "{name}: {json}");
+        assert!(
+            (offset_of(&json) - expected).abs() < 1.0,
+            "{name}: NTP with a key {json}"
         );
 
         // NTS: cookies from before the step.
