@@ -5,10 +5,9 @@
 //! (this test, `authtime query`) run without it, so after a step the server's
 //! time really is off by the step. For each step (minus one hour, plus one
 //! day, plus ten years, back to none) NTP answers (plain and with a symmetric
-//! key) carry the stepped time, NTS
-//! cookies are opened only under their own key (cookies from before a step
-//! back still work; cookies whose key was rotated out are refused and the
-//! client does NTS-KE again), Roughtime signs the stepped time only under an
+//! key) carry the stepped time, NTS cookies are opened only under their own
+//! key (cookies from before a step back still work; cookies whose key was
+//! rotated out are refused and the client does NTS-KE again), Roughtime signs the stepped time only under an
 //! online key whose MINT..MAXT holds it, the daemon logs each step once and
 //! counts it (`authtime_clock_steps_total`), and it goes on serving when the
 //! clock comes back, without a restart. See docs/clock-steps.md.
