@@ -1137,7 +1137,12 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
     );
     drop(daemon);
     drop(redis);
-    Ok(section(opts, &rules, &samples, &faults, &loads, &v))
+    let mut section = section(opts, &rules, &samples, &faults, &loads, &v);
+    // The daemon's log goes with the report: the scratch directory does not stay.
+    let lines: Vec<&str> = log.lines().collect();
+    section.data["daemon_log_tail"] =
+        serde_json::json!(lines[lines.len().saturating_sub(300)..].join("\n"));
+    Ok(section)
 }
 
 fn section(
