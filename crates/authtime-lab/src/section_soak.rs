@@ -177,6 +177,8 @@ pub struct LoadChunk {
     pub cookie_failures: u64,
     /// A generator that could not run this chunk at all.
     pub error: Option<String>,
+    /// NTS: key exchanges completed, and their failures by cause.
+    pub ke: Option<(u64, String)>,
 }
 
 /// Whether a counter sample counts errors (its name or labels say so).
@@ -868,6 +870,7 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
                         answered: r.received.saturating_sub(r.kisses + r.crypto_naks),
                         cookie_failures: 0,
                         error: None,
+                        ke: None,
                     },
                     Err(e) => LoadChunk {
                         load: name,
@@ -877,6 +880,7 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
                         answered: 0,
                         cookie_failures: 0,
                         error: Some(e),
+                        ke: None,
                     },
                 };
                 chunks.lock().expect("chunks").push(c);
@@ -923,6 +927,7 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
                                 answered: 0,
                                 cookie_failures: 0,
                                 error: Some(e),
+                                ke: None,
                             });
                             std::thread::sleep(Duration::from_secs(1));
                             continue;
@@ -939,6 +944,7 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
                         answered: r.ntp_ok,
                         cookie_failures: r.ntp_errors.nak + r.ntp_errors.bad_auth,
                         error: None,
+                        ke: Some((r.ke_ok, r.ke_errors.breakdown())),
                     },
                     Err(e) => {
                         generator = None;
@@ -950,6 +956,7 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
                             answered: 0,
                             cookie_failures: 0,
                             error: Some(e),
+                            ke: None,
                         }
                     }
                 };
@@ -983,6 +990,7 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
                         answered: r.received,
                         cookie_failures: r.verify_failed,
                         error: None,
+                        ke: None,
                     },
                     Err(e) => LoadChunk {
                         load: "roughtime",
@@ -992,6 +1000,7 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
                         answered: 0,
                         cookie_failures: 0,
                         error: Some(e),
+                        ke: None,
                     },
                 };
                 chunks.lock().expect("chunks").push(c);
@@ -1365,6 +1374,7 @@ mod tests {
             answered,
             cookie_failures: cookies,
             error: None,
+            ke: None,
         }
     }
 
