@@ -49,7 +49,9 @@ pub struct SoakOptions {
     pub warmup: Duration,
     /// Length of one cycle of the fault schedule (repeated until 85 % of the run).
     pub cycle: Duration,
-    /// NTS master-key rotation interval, seconds.
+    /// NTS master-key rotation interval, seconds (30 old keys are kept:
+    /// cookies live 30 intervals, longer than the oldest cookie the NTS load
+    /// generator's FIFO pool of up to 4096 hands out at these rates).
     pub rotation_s: u64,
     /// Requests per second of each steady load.
     pub rate: f64,
@@ -821,7 +823,7 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
              private-key = \"{d}key.pem\"\nworkers = 1\nmax-connections = 128\n\
              client-rate = 50\nclient-burst = 200\nclient-table-size = 64\n\
              [keystore]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:{redis_port}?key=soak\"\n\
-             rotation-interval = {}\nold-keys = 6\npoll-interval = 0.5\n\
+             rotation-interval = {}\nold-keys = 30\npoll-interval = 0.5\n\
              [roughtime]\nlisten = [\"127.0.0.1:0\"]\nlong-term-key = \"{d}lt.key\"\n\
              online-key-lifetime = 60\nrate-limit = 0\n\
              [metrics]\nlisten = \"127.0.0.1:0\"\n",
