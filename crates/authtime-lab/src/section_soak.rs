@@ -283,6 +283,8 @@ pub struct CounterAccount {
     pub explained_by: Vec<String>,
     /// Increase outside every fault window.
     pub unexplained: f64,
+    /// When (the end of each sampling interval, seconds) it rose outside the windows.
+    pub unexplained_at: Vec<f64>,
 }
 
 /// The verdict and its reasons.
@@ -383,11 +385,13 @@ pub fn verdict(
                     total: 0.0,
                     explained_by: vec![],
                     unexplained: 0.0,
+                    unexplained_at: vec![],
                 });
             account.total += rise;
             let kinds = in_window(faults, grace_s, a.t_s, b.t_s);
             if kinds.is_empty() {
                 account.unexplained += rise;
+                account.unexplained_at.push(b.t_s);
             }
             for k in kinds {
                 if !account.explained_by.iter().any(|n| n == k.name()) {
@@ -398,9 +402,12 @@ pub fn verdict(
     }
     for a in accounts.values() {
         if a.unexplained > 0.0 {
+            let at: Vec<String> = a.unexplained_at.iter().map(|t| format!("{t:.0}")).collect();
             reasons.push(format!(
-                "{} rose by {} outside every fault window",
-                a.series, a.unexplained
+                "{} rose by {} outside every fault window (intervals ending at {} s)",
+                a.series,
+                a.unexplained,
+                at.join(", ")
             ));
         }
     }
