@@ -17,6 +17,7 @@ fn main() {
         quick: true,
         only: Some(only),
         out: out.into(),
+        duration: None,
     };
     let mut progress = authtime_lab::Progress::new(|l| eprintln!("{l}"));
     if let Err(e) = authtime_lab::run(&opts, &mut progress) {

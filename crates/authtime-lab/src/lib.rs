@@ -42,6 +42,7 @@ pub mod section_partial;
 pub mod section_rfc1810;
 pub mod section_roughtime;
 pub mod section_roughtime_report;
+pub mod section_soak;
 pub mod section_stack;
 pub mod section_tesla;
 mod section_tesla_measure;
@@ -68,6 +69,8 @@ pub enum SectionId {
     Roughtime,
     /// Issue 26: how early served transmit timestamps are, authtime vs chronyd.
     Accuracy,
+    /// Issue 29: soak and faults (only with `--only soak`: it is long).
+    Soak,
 }
 
 impl SectionId {
@@ -97,6 +100,7 @@ impl SectionId {
             Self::Nts => "nts",
             Self::Roughtime => "roughtime",
             Self::Accuracy => "accuracy",
+            Self::Soak => "soak",
         }
     }
 
@@ -107,10 +111,11 @@ impl SectionId {
     pub fn parse(name: &str) -> Result<Self, String> {
         Self::ALL
             .into_iter()
+            .chain([Self::Soak])
             .find(|s| s.name() == name)
             .ok_or_else(|| {
                 format!(
-                    "unknown lab section `{name}` (sections: mac, rfc1810, partial, stack, ntp, nts, tesla, roughtime, accuracy)"
+                    "unknown lab section `{name}` (sections: mac, rfc1810, partial, stack, ntp, nts, tesla, roughtime, accuracy, soak)"
                 )
             })
     }
@@ -157,6 +162,8 @@ pub struct LabOptions {
     pub only: Option<SectionId>,
     /// Where the report goes.
     pub out: PathBuf,
+    /// Length of the soak section's run (default: one hour, or 150 s with `quick`).
+    pub duration: Option<std::time::Duration>,
 }
 
 /// Runs the selected sections and writes the report into `opts.out`.
@@ -167,7 +174,13 @@ pub fn run(opts: &LabOptions, progress: &mut Progress<'_>) -> Result<Vec<report:
     progress.step("calibrating the clock", 0, 1);
     let machine = machine::Machine::describe();
     let mut sections = Vec::new();
-    for id in SectionId::ALL {
+    // The soak section runs only when asked for by name.
+    let ids = if opts.only == Some(SectionId::Soak) {
+        vec![SectionId::Soak]
+    } else {
+        SectionId::ALL.to_vec()
+    };
+    for id in ids {
         if opts.only.is_some_and(|only| only != id) {
             continue;
         }
@@ -206,6 +219,10 @@ pub fn run(opts: &LabOptions, progress: &mut Progress<'_>) -> Result<Vec<report:
             SectionId::Nts => section_nts::run(opts.quick, progress)?,
             SectionId::Roughtime => section_roughtime::run(opts.quick, progress)?,
             SectionId::Accuracy => section_accuracy::run(opts.quick, progress)?,
+            SectionId::Soak => section_soak::run(
+                &section_soak::SoakOptions::new(opts.quick, opts.duration),
+                progress,
+            )?,
         };
         sections.push(section);
     }

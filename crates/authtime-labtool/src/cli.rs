@@ -53,10 +53,15 @@ pub enum Command {
                       file per table. Progress goes to standard error. The ntp and nts sections \
                       need the `authtime` executable beside this one and chronyd (so does \
                       accuracy, which also needs root and iproute2); roughtime needs \
-                      roughenough 2.2 from scripts/ensure-roughenough.sh.\n\n\
+                      roughenough 2.2 from scripts/ensure-roughenough.sh. soak (issue 29, \
+                      only with --only soak): authtime serve with NTP, MACs, NTS-KE, NTS and \
+                      Roughtime, its NTS keys in a redis-server it starts, steady load and a \
+                      schedule of faults, RSS, fds, threads and counters sampled, and a PASS or \
+                      FAIL verdict (--duration, default 1h; --quick: 150 s; docs/soak.md).\n\n\
                       Examples:\n  authtime-lab run --quick --out lab-out\n  \
                       authtime-lab run --only mac --out lab-out\n  \
-                      sudo authtime-lab run --only accuracy --quick --out lab-out"
+                      sudo authtime-lab run --only accuracy --quick --out lab-out\n  \
+                      authtime-lab run --only soak --duration 1h --out soak-out"
     )]
     Run(RunArgs),
     /// Quick benchmarks of this machine.
@@ -73,12 +78,17 @@ pub struct RunArgs {
     /// Short runs: the whole lab in about four minutes on a 2-CPU machine (figures indicative).
     #[arg(long)]
     pub quick: bool,
-    /// Run only this section: mac, rfc1810, partial, stack, ntp, nts, tesla, roughtime or accuracy.
+    /// Run only this section: mac, rfc1810, partial, stack, ntp, nts, tesla, roughtime, accuracy or
+    /// soak (soak runs only when named).
     #[arg(long, value_name = "SECTION")]
     pub only: Option<String>,
     /// Directory for the report (created if missing).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// Length of the soak section's run: seconds, or with a unit (90s, 20m, 1h); default 1h
+    /// (150 s with --quick). Only the soak section uses it.
+    #[arg(long, value_name = "TIME")]
+    pub duration: Option<String>,
 }
 
 /// `authtime-lab bench ...`.

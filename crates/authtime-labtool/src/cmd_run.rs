@@ -20,6 +20,12 @@ pub fn run(args: &RunArgs, streams: &mut Streams<'_>) -> anyhow::Result<()> {
         quick: args.quick,
         only,
         out: args.out.clone(),
+        duration: args
+            .duration
+            .as_deref()
+            .map(parse_duration)
+            .transpose()
+            .map_err(|e| anyhow!("--duration: {e}"))?,
     };
     let sections = {
         let stderr = &mut *streams.stderr;
@@ -42,4 +48,42 @@ pub fn run(args: &RunArgs, streams: &mut Streams<'_>) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `90`, `90s`, `20m` or `1h`, at most a day.
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let (number, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let n: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a time (90, 90s, 20m, 1h)"))?;
+    let scale = match unit {
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("`{text}`: unit must be s, m or h")),
+    };
+    let secs = n * scale;
+    if !(10.0..=86_400.0).contains(&secs) {
+        return Err(format!("`{text}`: must be 10 s to 24 h"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("1h").expect("parses").as_secs(), 3600);
+        assert_eq!(parse_duration("20m").expect("parses").as_secs(), 1200);
+        assert_eq!(parse_duration("90").expect("parses").as_secs(), 90);
+        assert!(parse_duration("5").is_err());
+        assert!(parse_duration("3d").is_err());
+    }
 }
