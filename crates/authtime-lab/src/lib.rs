@@ -46,6 +46,8 @@ pub mod section_soak;
 pub mod section_stack;
 pub mod section_tesla;
 mod section_tesla_measure;
+mod soak_processes;
+pub mod soak_verdict;
 pub mod stats;
 
 /// The sections of the lab.
