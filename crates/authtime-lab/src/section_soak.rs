@@ -134,24 +134,29 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
     let key_path = dir.path("ntp.keys");
     authtime_keys::KeySet::load(&key_path, None).map_err(|e| format!("ntp.keys: {e}"))?;
 
-    let redis_port = free_tcp_port()?;
-    let mut redis = Some(start_redis(redis_port, &dir.path("redis.log"))?);
+    let mut redis = RedisSet::start(
+        &dir.path(""),
+        [free_tcp_port()?, free_tcp_port()?],
+        free_tcp_port()?,
+    )?;
     let config = dir.path("serve.toml");
     fs::write(
         &config,
         format!(
             "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\nkeys = \"{d}ntp.keys\"\n\
+             interleaved-table-size = 64\n\
              [rate-limit]\nenabled = true\nrate = 10000\nburst = 10000\ntable-size = 64\n\
              {}\
              [nts-ke]\nlisten = [\"127.0.0.1:0\"]\ncertificate-chain = \"{d}chain.pem\"\n\
              private-key = \"{d}key.pem\"\nworkers = 1\nmax-connections = 128\n\
              client-rate = 50\nclient-burst = 200\nclient-table-size = 64\n\
-             [keystore]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:{redis_port}?key=soak\"\n\
+             [keystore]\nkind = \"redis\"\nurl = \"{}\"\n\
              rotation-interval = {}\nold-keys = 30\npoll-interval = 0.5\n\
              [roughtime]\nlisten = [\"127.0.0.1:0\"]\nlong-term-key = \"{d}lt.key\"\n\
              online-key-lifetime = 60\nrate-limit = 0\n\
              [metrics]\nlisten = \"127.0.0.1:0\"\n",
             crate::section_ntp::LAB_CLOCK,
+            redis.url("soak"),
             opts.rotation_s,
             d = d.display().to_string().trim_end_matches('/').to_owned() + "/",
         ),
@@ -159,6 +164,12 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
     .map_err(|e| e.to_string())?;
     progress.step("soak: starting authtime serve", 1, 3);
     let mut daemon = start_daemon(&config, &dir.path("serve.log"))?;
+    // The keys as they are at the start, for the outage that restores them.
+    let first_ring = Instant::now() + Duration::from_secs(10);
+    while !redis.holds("soak") && Instant::now() < first_ring {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    redis.take_snapshot()?;
     let pid = daemon.guard.0.id();
 
     let started = Instant::now();
@@ -421,17 +432,17 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
                 FaultKind::Malformed => malformed(&daemon, &mut rng),
                 FaultKind::KeFlood => ke_flood(&daemon),
                 FaultKind::ManyClients => many_clients(&daemon),
-                FaultKind::RedisRestart => {
-                    drop(redis.take());
-                    std::thread::sleep(Duration::from_secs(5));
-                    match start_redis(redis_port, &dir.path("redis2.log")) {
-                        Ok(g) => {
-                            redis = Some(g);
-                            "Redis killed, 5 s down, started again empty on the same port".into()
-                        }
-                        Err(e) => format!("Redis killed; restart failed: {e}"),
-                    }
-                }
+                // The first outage restores an earlier snapshot, the next
+                // one starts empty, and so on.
+                FaultKind::RedisRestart => redis.outage(
+                    faults
+                        .iter()
+                        .filter(|f: &&Fault| f.kind == FaultKind::RedisRestart)
+                        .count()
+                        % 2
+                        == 0,
+                ),
+                FaultKind::RedisFailover => redis.failover(),
             };
             faults.push(Fault {
                 kind,
@@ -633,7 +644,7 @@ fn section(
         method: format!(
             "{} s run, warm-up {} s, samples every {} s, fault cycle {} s (SIGHUP, certificate \
              replacement, malformed packets, NTS-KE reconnect flood, clients beyond the tables, \
-             Redis stopped and restarted), the last 15 % quiet; NTS master keys in Redis rotated \
+             Redis master and replica stopped and restarted, a Redis Sentinel failover), the last 15 % quiet; NTS master keys in Redis rotated \
              every {} s; steady loads of {} requests/s each: plain NTP, NTP with an AES-CMAC key, \
              NTS (one NTS-KE session per 20 exchanges) and Roughtime; fault windows last from 1 s \
              before a fault to {} s after it.",

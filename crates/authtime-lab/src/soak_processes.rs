@@ -29,24 +29,326 @@ impl Drop for Guard {
     }
 }
 
-pub(crate) fn start_redis(port: u16, log: &Path) -> Result<Guard, String> {
-    let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+/// A Redis data node on `port`, its files (the RDB a replica receives, or
+/// one restored into it) in `dir`.
+fn start_redis_node(
+    port: u16,
+    master: Option<u16>,
+    dir: &Path,
+    log: &Path,
+) -> Result<Guard, String> {
+    fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut cmd = Command::new("redis-server");
+    cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
         .args(["--save", "", "--appendonly", "no"])
+        .arg("--dir")
+        .arg(dir)
+        .args(["--dbfilename", "dump.rdb"]);
+    if let Some(master) = master {
+        cmd.args(["--replicaof", "127.0.0.1", &master.to_string()]);
+    }
+    let out = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| e.to_string())?;
+    let child = cmd
         .stdin(Stdio::null())
-        .stdout(fs::File::create(log).map_err(|e| e.to_string())?)
+        .stdout(out)
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot start redis-server: {e}"))?;
     let guard = Guard(child);
+    wait_listening(port, "redis-server")?;
+    Ok(guard)
+}
+
+fn wait_listening(port: u16, what: &str) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Ok(guard);
+            return Ok(());
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Err(format!("redis-server did not listen on {port} within 10 s"))
+    Err(format!("{what} did not listen on {port} within 10 s"))
+}
+
+/// The key store of the soak: a Redis master, its replica and one sentinel
+/// that monitors them as `soak` (the daemon finds the master through the
+/// sentinel), on free loopback ports, without persistence.
+pub(crate) struct RedisSet {
+    nodes: [Option<Guard>; 2],
+    ports: [u16; 2],
+    /// Index of the node the sentinel names as master.
+    master: usize,
+    sentinel_port: u16,
+    _sentinel: Guard,
+    dir: PathBuf,
+}
+
+/// The master's name at the sentinel.
+pub(crate) const SENTINEL_MASTER: &str = "soak";
+
+impl RedisSet {
+    pub(crate) fn start(dir: &Path, ports: [u16; 2], sentinel_port: u16) -> Result<Self, String> {
+        let master = start_redis_node(
+            ports[0],
+            None,
+            &dir.join("redis-0"),
+            &dir.join("redis-0.log"),
+        )?;
+        let replica = start_redis_node(
+            ports[1],
+            Some(ports[0]),
+            &dir.join("redis-1"),
+            &dir.join("redis-1.log"),
+        )?;
+        let conf = dir.join("sentinel.conf");
+        fs::write(
+            &conf,
+            format!(
+                "port {sentinel_port}\nbind 127.0.0.1\n\
+                 sentinel monitor {SENTINEL_MASTER} 127.0.0.1 {} 1\n\
+                 sentinel down-after-milliseconds {SENTINEL_MASTER} 500\n\
+                 sentinel failover-timeout {SENTINEL_MASTER} 5000\n",
+                ports[0]
+            ),
+        )
+        .map_err(|e| e.to_string())?;
+        let sentinel = Command::new("redis-server")
+            .arg(&conf)
+            .arg("--sentinel")
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(fs::File::create(dir.join("sentinel.log")).map_err(|e| e.to_string())?)
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start redis-server --sentinel: {e}"))?;
+        let sentinel = Guard(sentinel);
+        wait_listening(sentinel_port, "redis sentinel")?;
+        let set = Self {
+            nodes: [Some(master), Some(replica)],
+            ports,
+            master: 0,
+            sentinel_port,
+            _sentinel: sentinel,
+            dir: dir.to_owned(),
+        };
+        // A failover needs the sentinel to know the replica (it learns it
+        // from the master's INFO, every 10 s at first).
+        set.wait_for_replica(Duration::from_secs(30))?;
+        Ok(set)
+    }
+
+    /// The daemon's `[keystore] url`.
+    pub(crate) fn url(&self, key: &str) -> String {
+        format!(
+            "redis+sentinel://127.0.0.1:{}/{SENTINEL_MASTER}?key={key}",
+            self.sentinel_port
+        )
+    }
+
+    fn node_log(&self, i: usize) -> PathBuf {
+        self.dir.join(format!("redis-{i}.log"))
+    }
+
+    /// Node `i` started again with nothing in its directory but, when
+    /// given, `rdb` as its data.
+    fn restart_node(
+        &self,
+        i: usize,
+        master: Option<u16>,
+        rdb: Option<&Path>,
+    ) -> Result<Guard, String> {
+        let dir = self.dir.join(format!("redis-{i}"));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        if let Some(rdb) = rdb {
+            fs::copy(rdb, dir.join("dump.rdb")).map_err(|e| format!("{}: {e}", rdb.display()))?;
+        }
+        start_redis_node(self.ports[i], master, &dir, &self.node_log(i))
+    }
+
+    fn snapshot_path(&self) -> PathBuf {
+        self.dir.join("snapshot.rdb")
+    }
+
+    /// Whether the master holds `key`.
+    pub(crate) fn holds(&self, key: &str) -> bool {
+        resp_command(self.ports[self.master], &["EXISTS", key])
+            .first()
+            .map(String::as_str)
+            == Some(":1")
+    }
+
+    /// Saves what the master holds now (`SAVE`) as the snapshot that
+    /// [`RedisSet::outage`] may restore later.
+    pub(crate) fn take_snapshot(&self) -> Result<(), String> {
+        let reply = resp_command(self.ports[self.master], &["SAVE"]);
+        if reply.first().map(String::as_str) != Some("+OK") {
+            return Err(format!("SAVE on the master: {reply:?}"));
+        }
+        let rdb = self
+            .dir
+            .join(format!("redis-{}", self.master))
+            .join("dump.rdb");
+        fs::copy(&rdb, self.snapshot_path()).map_err(|e| format!("{}: {e}", rdb.display()))?;
+        Ok(())
+    }
+
+    fn wait_for_replica(&self, limit: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + limit;
+        let replica = self.ports[1 - self.master].to_string();
+        while Instant::now() < deadline {
+            let reply = resp_command(
+                self.sentinel_port,
+                &["SENTINEL", "replicas", SENTINEL_MASTER],
+            );
+            // Flattened: "name", "127.0.0.1:PORT", …, "flags", "slave", …
+            let up = reply.iter().any(|s| s.ends_with(&format!(":{replica}")))
+                && reply
+                    .iter()
+                    .position(|s| s == "flags")
+                    .and_then(|i| reply.get(i + 1))
+                    .is_some_and(|f| f == "slave");
+            if up {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Err(format!(
+            "the sentinel did not list the replica on port {replica} within {limit:?}"
+        ))
+    }
+
+    /// The fault "Redis stopped and restarted": both data nodes killed, 5 s
+    /// down, then the master started again, empty or from the snapshot of
+    /// [`RedisSet::take_snapshot`] (an earlier state of the keys, as a
+    /// Redis with RDB persistence restarts from its last save), and its
+    /// replica, empty, syncing from it.
+    pub(crate) fn outage(&mut self, from_snapshot: bool) -> String {
+        self.nodes = [None, None];
+        std::thread::sleep(Duration::from_secs(5));
+        let m = self.master;
+        let snapshot = self.snapshot_path();
+        let master = self.restart_node(m, None, from_snapshot.then_some(snapshot.as_path()));
+        let replica = master
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|_| self.restart_node(1 - m, Some(self.ports[m]), None));
+        match (master, replica) {
+            (Ok(a), Ok(b)) => {
+                self.nodes[m] = Some(a);
+                self.nodes[1 - m] = Some(b);
+                let known = self.wait_for_replica(Duration::from_secs(30));
+                format!(
+                    "master and replica killed, 5 s down, the master started again {}, its \
+                     replica empty{}",
+                    if from_snapshot {
+                        "from the snapshot taken at the start (an earlier state of the keys)"
+                    } else {
+                        "empty"
+                    },
+                    known.err().map_or(String::new(), |e| format!(" ({e})"))
+                )
+            }
+            (a, b) => format!(
+                "master and replica killed; restart failed: {}",
+                [a.err(), b.err()]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        }
+    }
+
+    /// The fault "Redis failover": the master killed (SIGKILL), the sentinel
+    /// promotes the replica, and the old master comes back empty as the new
+    /// master's replica.
+    pub(crate) fn failover(&mut self) -> String {
+        let old = self.master;
+        let new_port = self.ports[1 - old].to_string();
+        self.nodes[old] = None;
+        let started = Instant::now();
+        let mut promoted = None;
+        while started.elapsed() < Duration::from_secs(20) {
+            let reply = resp_command(
+                self.sentinel_port,
+                &["SENTINEL", "get-master-addr-by-name", SENTINEL_MASTER],
+            );
+            if reply.get(1) == Some(&new_port) {
+                promoted = Some(started.elapsed());
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let Some(promoted) = promoted else {
+            return "master killed; the sentinel did not promote the replica within 20 s".into();
+        };
+        self.master = 1 - old;
+        match self.restart_node(old, Some(self.ports[1 - old]), None) {
+            Ok(g) => {
+                self.nodes[old] = Some(g);
+                let known = self.wait_for_replica(Duration::from_secs(30));
+                format!(
+                    "master (port {}) killed, replica (port {new_port}) promoted after {:.1} s, \
+                     the old master back as its replica{}",
+                    self.ports[old],
+                    promoted.as_secs_f64(),
+                    known.err().map_or(String::new(), |e| format!(" ({e})"))
+                )
+            }
+            Err(e) => format!("replica promoted; the old master did not come back: {e}"),
+        }
+    }
+}
+
+/// One command to a Redis node or sentinel on `port` over RESP; the simple
+/// strings, errors and integers (with their `+`, `-`, `:`) and bulk strings of its reply (nested arrays
+/// flattened), or nothing on any error.
+fn resp_command(port: u16, args: &[&str]) -> Vec<String> {
+    let Ok(mut s) = TcpStream::connect_timeout(
+        &SocketAddr::from(([127, 0, 0, 1], port)),
+        Duration::from_secs(1),
+    ) else {
+        return Vec::new();
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+    let mut req = format!("*{}\r\n", args.len());
+    for a in args {
+        req.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+    }
+    if s.write_all(req.as_bytes()).is_err() {
+        return Vec::new();
+    }
+    // Read until the reply stops coming (replies here are small).
+    let mut text = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = s.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        text.extend_from_slice(&buf[..n]);
+        if n < buf.len() {
+            break;
+        }
+    }
+    let text = String::from_utf8_lossy(&text);
+    let mut out = Vec::new();
+    let mut lines = text.split("\r\n");
+    while let Some(line) = lines.next() {
+        if line.starts_with('+') || line.starts_with('-') || line.starts_with(':') {
+            out.push(line.to_owned());
+        } else if line.starts_with('$')
+            && line != "$-1"
+            && let Some(v) = lines.next()
+        {
+            out.push(v.to_owned());
+        }
+    }
+    out
 }
 
 pub(crate) fn authtime(args: &[&str]) -> Result<String, String> {
@@ -280,15 +582,44 @@ pub(crate) fn many_clients(d: &Daemon) -> String {
             sockets.push(s);
         }
     }
+    // Round 1 is basic; rounds 2 and 3 ask for interleaved replies (origin =
+    // the previous reply's receive timestamp), more sources than the
+    // interleaved table holds.
+    let mut previous: Vec<Option<[u8; 8]>> = vec![None; sockets.len()];
+    let mut interleaved = 0;
     for round in 0..3u64 {
-        for s in &sockets {
+        // Round 3 runs backwards: the sources whose state the table still
+        // holds (the last 64 of round 2) come first and get interleaved
+        // replies; in round 2's order each lookup would find its entry
+        // already evicted by the sources before it.
+        let order: Vec<usize> = if round == 2 {
+            (0..sockets.len()).rev().collect()
+        } else {
+            (0..sockets.len()).collect()
+        };
+        for i in order {
+            let (s, prev) = (&sockets[i], &previous[i]);
+            let mut request = request;
             request[40..48].copy_from_slice(&(round + 1).to_be_bytes());
+            if let Some(rx) = prev {
+                request[24..32].copy_from_slice(rx);
+                request[32..40].copy_from_slice(&(round + 100).to_be_bytes());
+            }
             let _ = s.send_to(&request, d.ntp);
         }
         let mut buf = [0u8; 128];
-        for s in &sockets {
-            if s.recv(&mut buf).is_ok() {
+        for (s, prev) in sockets.iter().zip(previous.iter_mut()) {
+            if let Ok(n) = s.recv(&mut buf) {
                 answered += 1;
+                if n >= 48 {
+                    // An interleaved reply's origin is our receive field, not our transmit.
+                    if buf[24..32] == (round + 100).to_be_bytes() {
+                        interleaved += 1;
+                    }
+                    let mut rx = [0u8; 8];
+                    rx.copy_from_slice(&buf[32..40]);
+                    *prev = Some(rx);
+                }
             }
         }
         std::thread::sleep(Duration::from_millis(200));
@@ -309,7 +640,8 @@ pub(crate) fn many_clients(d: &Daemon) -> String {
         }
     }
     format!(
-        "{} sources in 127.0.0.2-250, 3 NTP requests each ({answered} answered); {ke} NTS-KE connections from as many sources",
+        "{} sources in 127.0.0.2-250, 3 NTP requests each, the last two asking for interleaved \
+         replies ({answered} answered, {interleaved} interleaved); {ke} NTS-KE connections from as many sources",
         sockets.len()
     )
 }

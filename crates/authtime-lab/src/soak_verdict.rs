@@ -19,19 +19,24 @@ pub enum FaultKind {
     KeFlood,
     /// Clients from 127.0.0.2 to 127.0.0.250: more than the rate limiter's table holds.
     ManyClients,
-    /// Redis stopped, then started again (empty: no persistence) on the same port.
+    /// Redis master and replica stopped, then started again (empty: no
+    /// persistence) on their ports.
     RedisRestart,
+    /// The Redis master killed; the sentinel promotes the replica; the old
+    /// master comes back as the new one's replica.
+    RedisFailover,
 }
 
 impl FaultKind {
     /// The schedule of one cycle, with each fault's offset as a fraction of the cycle.
-    pub const CYCLE: [(f64, Self); 6] = [
+    pub const CYCLE: [(f64, Self); 7] = [
         (0.0, Self::Sighup),
-        (0.15, Self::CertReplace),
-        (0.3, Self::Malformed),
-        (0.45, Self::KeFlood),
-        (0.6, Self::ManyClients),
-        (0.75, Self::RedisRestart),
+        (0.13, Self::CertReplace),
+        (0.26, Self::Malformed),
+        (0.39, Self::KeFlood),
+        (0.52, Self::ManyClients),
+        (0.65, Self::RedisFailover),
+        (0.78, Self::RedisRestart),
     ];
 
     /// The report's name.
@@ -44,6 +49,7 @@ impl FaultKind {
             Self::KeFlood => "NTS-KE reconnect flood",
             Self::ManyClients => "clients beyond the tables",
             Self::RedisRestart => "Redis stopped and restarted",
+            Self::RedisFailover => "Redis failover",
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The soak section's short mode (issue 29) end to end: the real
 //! `authtime serve` with NTP, MACs, NTS-KE, NTS and Roughtime, its NTS keys in
-//! a real redis-server, steady load of every protocol and one cycle of every
+//! a real Redis (master, replica and sentinel), steady load of every protocol and one cycle of every
 //! fault in about two and a half minutes, then the report (tables, plots,
 //! JSON) and a verdict that must be PASS.
 //!
@@ -49,9 +49,31 @@ fn the_soak_short_mode_ends_with_a_pass_verdict() {
         "ke-flood",
         "many-clients",
         "redis-restart",
+        "redis-failover",
     ] {
         assert!(kinds.contains(&kind), "{kind} not injected: {kinds:?}");
     }
+    // The sentinel really promoted the replica, and interleaved clients
+    // really went past the interleaved table.
+    let detail = |kind: &str| -> String {
+        data["faults"]
+            .as_array()
+            .expect("faults")
+            .iter()
+            .filter(|f| f["kind"] == kind)
+            .filter_map(|f| f["detail"].as_str())
+            .collect()
+    };
+    assert!(
+        detail("redis-failover").contains("promoted after"),
+        "{}",
+        detail("redis-failover")
+    );
+    assert!(
+        !detail("many-clients").contains(" 0 interleaved"),
+        "{}",
+        detail("many-clients")
+    );
     // The faults were felt: malformed packets counted, the store seen down.
     let counters = data["counters"].as_array().expect("counters");
     let moved = |name: &str| {

@@ -264,6 +264,31 @@ impl KeyRing {
         self.generation > other.generation
     }
 
+    /// Whether `self` (a ring loaded from the store) is an earlier state of
+    /// `held`, the ring in force: an older generation none of whose keys is
+    /// unknown to `held`, apart from keys `held` has already let expire. A
+    /// store restored from an old snapshot, or a replica promoted before it
+    /// had the last writes, hands back such a ring; adopting it would drop
+    /// keys that cookies in clients' hands were sealed under. A ring that
+    /// holds a key `held` lacks (another server's, made while this one could
+    /// not write) is not stale: it diverged, and the store's ring wins.
+    #[must_use]
+    pub fn is_stale_copy_of(&self, held: &KeyRing) -> bool {
+        let Some(oldest_held) = held.keys.iter().map(|k| k.period).min() else {
+            return false;
+        };
+        self.generation < held.generation
+            && self.keys.iter().all(|k| {
+                k.period < oldest_held
+                    || held.keys.iter().any(|h| {
+                        h.id == k.id
+                            && h.period == k.period
+                            && h.key.algorithm() == k.key.algorithm()
+                            && h.key.secret_bytes() == k.key.secret_bytes()
+                    })
+            })
+    }
+
     /// The ring that should be in force at `now_unix_secs`, or `None` when
     /// this one already is: keys of periods before `p - old_keys` expired,
     /// keys of `p` and `p + 1` added (from `rng`) when missing. Keys a peer
@@ -412,6 +437,46 @@ mod tests {
         assert_eq!(ring.sealing_key(now).map(MasterKey::id), Some(105));
         assert_eq!(ring.sealing_key(200 * DAY).map(MasterKey::id), Some(106));
         assert_eq!(ring.sealing_key(0).map(MasterKey::id), Some(103));
+    }
+
+    #[test]
+    fn an_older_state_of_the_ring_is_stale_and_a_diverged_one_is_not() {
+        const DAY: u64 = 86_400;
+        let policy = RotationPolicy {
+            interval_secs: DAY,
+            old_keys: 2,
+        };
+        let mut r = rng();
+        let mut states = vec![KeyRing::new(policy)];
+        for day in 100..106 {
+            if let Some(next) = states.last().and_then(|ring| ring.plan(day * DAY, &mut r)) {
+                states.push(next);
+            }
+        }
+        let held = states.last().expect("a ring");
+        // Every earlier state: its keys are the held ones or expired ones.
+        for old in &states[1..states.len() - 1] {
+            assert!(old.is_stale_copy_of(held), "generation {}", old.generation());
+        }
+        assert!(!held.is_stale_copy_of(held), "the same generation is not stale");
+        assert!(!held.is_stale_copy_of(&states[2]), "a newer ring is not stale");
+        assert!(!states[2].is_stale_copy_of(&KeyRing::new(policy)), "nothing held");
+        // Another server's ring of the same periods (other keys), older
+        // generation: diverged, not stale.
+        let mut other = KeyRing::new(policy);
+        for day in 104..106 {
+            if let Some(next) = other.plan(day * DAY, &mut r) {
+                other = next;
+            }
+        }
+        assert!(other.generation() < held.generation());
+        assert!(!other.is_stale_copy_of(held));
+        // An older state that carries one key of its own for a live period.
+        let mut forked = states[states.len() - 2].clone();
+        if let Some(last) = forked.keys.last_mut() {
+            last.key = AeadKey::generate(last.key.algorithm(), &mut r).expanded();
+        }
+        assert!(!forked.is_stale_copy_of(held));
     }
 
     #[test]

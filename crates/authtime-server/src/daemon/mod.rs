@@ -402,6 +402,15 @@ fn start_ring_keeper(
         );
         write_family(
             out,
+            "authtime_nts_keystore_stale_rings_refused_total",
+            "counter",
+            "Times the key store held an earlier state of the master keys in force (a restored \
+             snapshot, a replica promoted before it had the last writes), refused and \
+             overwritten.",
+            &get(&m.stale_rings_refused),
+        );
+        write_family(
+            out,
             "authtime_nts_keystore_down",
             "gauge",
             "1 while the key store cannot be read, or cannot be written and lacks keys held \

@@ -37,11 +37,26 @@ pub struct RingMetrics {
     pub rotations_published: AtomicU64,
     /// Store operations that failed (unreachable, protocol error, bad blob).
     pub store_errors: AtomicU64,
+    /// Times the store held an earlier state of the ring in force (a
+    /// restored snapshot, a replica promoted before it had the last writes),
+    /// refused and overwritten with the ring in force.
+    pub stale_rings_refused: AtomicU64,
     /// Master keys in the ring in force.
     pub keys: AtomicU64,
     /// 1 while the store cannot be read, or cannot be written and lacks
     /// keys of the ring in force.
     pub store_down: AtomicU64,
+}
+
+/// What became of a blob read from the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Adoption {
+    /// In force now (or already was).
+    Taken,
+    /// Not a valid ring: left alone, the ring in force written over it.
+    Invalid,
+    /// An earlier state of the ring in force: the same.
+    Stale,
 }
 
 /// The shared ring and the store behind it.
@@ -254,8 +269,10 @@ impl RingKeeper {
                 None
             }
         };
-        let corrupt = match &loaded {
-            Some(blob) => !self.adopt(blob.as_deref()),
+        // A blob that is not a ring, or an earlier state of the ring in
+        // force: the ring in force is written over it.
+        let overwrite = match &loaded {
+            Some(blob) => self.adopt(blob.as_deref()) != Adoption::Taken,
             None => false,
         };
         // Read, and nothing held that it lacks: the store is fine. Keys it
@@ -274,11 +291,12 @@ impl RingKeeper {
             None => None,
         };
         let rotated = wanted.is_some();
-        // Republish when the store lost its content, holds garbage, or lacks
-        // keys made while it could not be written.
+        // Republish when the store lost its content, holds garbage or an
+        // earlier state of the ring, or lacks keys made while it could not
+        // be written.
         let store_empty = matches!(loaded, Some(None)) && !current.keys().is_empty();
         let Some(ring) =
-            wanted.or_else(|| (store_empty || corrupt || pending).then(|| (*current).clone()))
+            wanted.or_else(|| (store_empty || overwrite || pending).then(|| (*current).clone()))
         else {
             return;
         };
@@ -346,14 +364,30 @@ impl RingKeeper {
         }
     }
 
-    /// Adopts the store's blob when it is valid and differs from what was
-    /// seen last. Returns `false` only for a blob that is not a valid ring.
-    fn adopt(&self, blob: Option<&[u8]>) -> bool {
-        let Some(blob) = blob else { return true };
+    /// Adopts the store's blob when it is valid, differs from what was seen
+    /// last and is not an earlier state of the ring in force.
+    fn adopt(&self, blob: Option<&[u8]>) -> Adoption {
+        let Some(blob) = blob else {
+            return Adoption::Taken;
+        };
         if self.last_seen().as_deref() == Some(blob) {
-            return true;
+            return Adoption::Taken;
         }
         match KeyRing::from_bytes(blob) {
+            Ok(ring) if ring.is_stale_copy_of(&self.current()) => {
+                self.metrics
+                    .stale_rings_refused
+                    .fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(
+                    store = %self.store.describe(),
+                    stored_generation = ring.generation(),
+                    held_generation = self.current().generation(),
+                    "the key store holds an earlier state of the NTS master keys (a restored \
+                     snapshot, or a replica promoted before it had the last writes): keeping \
+                     the keys in force and writing them back"
+                );
+                Adoption::Stale
+            }
             Ok(ring) => {
                 *self.last_seen() = Some(blob.to_vec());
                 // The store's ring replaces the one held, keys made here
@@ -365,7 +399,7 @@ impl RingKeeper {
                     "NTS master keys loaded from the store"
                 );
                 self.set(ring);
-                true
+                Adoption::Taken
             }
             Err(e) => {
                 self.metrics.store_errors.fetch_add(1, Ordering::Relaxed);
@@ -373,7 +407,7 @@ impl RingKeeper {
                     store = %self.store.describe(),
                     "ignoring the stored NTS keys and writing the ring in force back: {e}"
                 );
-                false
+                Adoption::Invalid
             }
         }
     }
@@ -505,6 +539,48 @@ mod tests {
             held,
             "rotated locally, as when the store is down"
         );
+    }
+
+    /// A store that went back in time (a snapshot restored, a lagging
+    /// replica promoted) hands back an earlier ring: the keeper keeps the
+    /// keys in force, whose cookies clients hold, and writes them back.
+    #[test]
+    fn an_earlier_ring_in_the_store_is_refused_and_overwritten() {
+        let store: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("stale")));
+        let keeper = RingKeeper::start(Arc::clone(&store), policy()).expect("start");
+        let now = unix_now();
+        let earlier = store.load().expect("load").expect("ring");
+        keeper.tick(now + 100);
+        keeper.tick(now + 200);
+        let held = ids(&keeper);
+        let held_generation = keeper.current().generation();
+        let current = store.load().expect("load").expect("ring");
+        assert_ne!(current, earlier);
+        // The store is restored from the first snapshot.
+        assert!(store.compare_and_swap(Some(&current), &earlier).expect("cas"));
+        keeper.tick(now + 200);
+        assert_eq!(ids(&keeper), held, "the keys in force are kept");
+        assert_eq!(keeper.metrics.stale_rings_refused.load(Ordering::Relaxed), 1);
+        assert_eq!(store.load().expect("load").as_deref(), Some(&current[..]), "written back");
+        assert_eq!(keeper.metrics.store_down.load(Ordering::Relaxed), 0);
+        // A ring that diverged (another server's keys for the same periods,
+        // an older generation) still wins, as before.
+        let other = RingKeeper::start(
+            Arc::new(EmbeddedStore::new(scratch("stale-other"))),
+            policy(),
+        )
+        .expect("other");
+        let theirs = other.current().to_bytes();
+        let now_blob = store.load().expect("load").expect("ring");
+        assert!(store.compare_and_swap(Some(&now_blob), &theirs).expect("cas"));
+        keeper.tick(now + 200);
+        // Adopted, then rotated to the test's time: one generation on.
+        assert_eq!(
+            keeper.current().generation(),
+            other.current().generation() + 1
+        );
+        assert!(keeper.current().generation() < held_generation);
+        assert_eq!(keeper.metrics.stale_rings_refused.load(Ordering::Relaxed), 1);
     }
 
     /// Both keepers look at the store at `now` (a keeper started afresh
