@@ -456,11 +456,24 @@ mod tests {
         let held = states.last().expect("a ring");
         // Every earlier state: its keys are the held ones or expired ones.
         for old in &states[1..states.len() - 1] {
-            assert!(old.is_stale_copy_of(held), "generation {}", old.generation());
+            assert!(
+                old.is_stale_copy_of(held),
+                "generation {}",
+                old.generation()
+            );
         }
-        assert!(!held.is_stale_copy_of(held), "the same generation is not stale");
-        assert!(!held.is_stale_copy_of(&states[2]), "a newer ring is not stale");
-        assert!(!states[2].is_stale_copy_of(&KeyRing::new(policy)), "nothing held");
+        assert!(
+            !held.is_stale_copy_of(held),
+            "the same generation is not stale"
+        );
+        assert!(
+            !held.is_stale_copy_of(&states[2]),
+            "a newer ring is not stale"
+        );
+        assert!(
+            !states[2].is_stale_copy_of(&KeyRing::new(policy)),
+            "nothing held"
+        );
         // Another server's ring of the same periods (other keys), older
         // generation: diverged, not stale.
         let mut other = KeyRing::new(policy);

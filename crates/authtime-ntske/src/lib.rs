@@ -84,7 +84,10 @@ pub use key_export::{KeyExporter, SessionKeys};
 pub use message::{MessageError, MessageLimits, MessageReader};
 pub use metrics::{KeMetrics, KeMetricsSnapshot};
 pub use record::Record;
-pub use server::{KeResponder, KeServer, KeServerConfig, KeServerError, KeServerHandle};
+pub use server::{
+    ConnectionObserver, ConnectionVerdict, KeResponder, KeServer, KeServerConfig, KeServerError,
+    KeServerHandle,
+};
 pub use server_core::{CookieIssueError, CookieIssuer, KeServerCore, ServerCoreConfig};
 
 /// TCP port of NTS-KE (RFC 8915 section 7.1).

@@ -89,6 +89,30 @@ pub struct KeServerConfig {
     pub keep_alive_idle_timeout: Duration,
     /// Requests one kept-alive connection may carry (default 1000).
     pub max_requests_per_connection: usize,
+    /// Told of every TCP connection accepted, with its source and what the
+    /// limits made of it, before TLS (client statistics); `None` by default.
+    pub connection_observer: Option<ConnectionObserver>,
+}
+
+/// What the connection limits made of an accepted TCP connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionVerdict {
+    /// Served (TLS and the key exchange follow).
+    Accepted,
+    /// Closed by a per-client limit (handshake rate, open connections).
+    Limited,
+    /// Closed by the server's connection cap.
+    Refused,
+}
+
+/// A callback told of every accepted connection ([`KeServerConfig::connection_observer`]).
+#[derive(Clone)]
+pub struct ConnectionObserver(pub Arc<dyn Fn(std::net::IpAddr, ConnectionVerdict) + Send + Sync>);
+
+impl std::fmt::Debug for ConnectionObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ConnectionObserver")
+    }
 }
 
 impl KeServerConfig {
@@ -111,6 +135,7 @@ impl KeServerConfig {
             pool_token_files: Vec::new(),
             keep_alive_idle_timeout: Duration::from_secs(30),
             max_requests_per_connection: MAX_REQUESTS_PER_CONNECTION,
+            connection_observer: None,
         }
     }
 }
@@ -202,6 +227,7 @@ struct Shared {
     pool_token_files: Vec<PathBuf>,
     pool_token_stamp: Mutex<Vec<Option<(SystemTime, u64)>>>,
     shutdown: watch::Sender<bool>,
+    observer: Option<ConnectionObserver>,
 }
 
 impl Shared {
@@ -443,6 +469,7 @@ impl KeServer {
             session_timeout: config.session_timeout,
             keep_alive_idle_timeout: config.keep_alive_idle_timeout,
             max_requests_per_connection: config.max_requests_per_connection,
+            observer: config.connection_observer.clone(),
             pool_tokens,
             pool_token_stamp: Mutex::new(stamps(&config.pool_token_files)),
             pool_token_files: config.pool_token_files,
@@ -517,8 +544,14 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
             }
         };
         // The global cap first: a client refused there keeps its handshake token.
+        let observe = |verdict| {
+            if let Some(observer) = &shared.observer {
+                (observer.0)(peer.ip(), verdict);
+            }
+        };
         let Ok(permit) = shared.permits.clone().try_acquire_owned() else {
             shared.metrics.record_outcome(SessionOutcome::RefusedAtCap);
+            observe(ConnectionVerdict::Refused);
             drop(stream);
             continue;
         };
@@ -526,11 +559,13 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
             Ok(ticket) => ticket,
             Err(refusal) => {
                 shared.metrics.record_outcome(refusal);
+                observe(ConnectionVerdict::Limited);
                 drop(stream);
                 drop(permit);
                 continue;
             }
         };
+        observe(ConnectionVerdict::Accepted);
         let shared = shared.clone();
         tokio::spawn(async move {
             let _released = ticket.map(|ticket| TicketGuard {

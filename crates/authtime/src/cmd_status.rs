@@ -18,6 +18,7 @@ use serde_json::json;
 
 use crate::{Outcome, Streams};
 
+mod clients;
 mod served_time;
 
 /// Arguments of `authtime status`.
@@ -93,7 +94,16 @@ pub fn status(args: &StatusArgs, streams: &mut Streams<'_>) -> anyhow::Result<Ou
         )),
         (Some(_), Some(addr)) => Some(
             served_time::scrape(addr)
-                .map(|page| served_time::summarize(&page))
+                .map(|page| {
+                    // The top talkers: a server without them answers 404.
+                    let top = served_time::fetch(addr, "/clients")
+                        .ok()
+                        .and_then(|body| serde_json::from_str(&body).ok());
+                    (
+                        served_time::summarize(&page),
+                        clients::summarize(&page, top.as_ref()),
+                    )
+                })
                 .map_err(|e| format!("{e:#}")),
         ),
     };
@@ -108,7 +118,12 @@ pub fn status(args: &StatusArgs, streams: &mut Streams<'_>) -> anyhow::Result<Ou
         );
         out["served_time"] = match &served {
             None => serde_json::Value::Null,
-            Some(Ok(s)) => s.json.clone(),
+            Some(Ok((s, _))) => s.json.clone(),
+            Some(Err(e)) => json!({ "unavailable": e }),
+        };
+        out["clients"] = match &served {
+            None => serde_json::Value::Null,
+            Some(Ok((_, c))) => c.json.clone(),
             Some(Err(e)) => json!({ "unavailable": e }),
         };
         writeln!(streams.stdout, "{}", serde_json::to_string_pretty(&out)?)?;
@@ -126,8 +141,8 @@ pub fn status(args: &StatusArgs, streams: &mut Streams<'_>) -> anyhow::Result<Ou
         }
         match &served {
             None => {}
-            Some(Ok(s)) => {
-                for line in &s.text {
+            Some(Ok((s, c))) => {
+                for line in s.text.iter().chain(&c.text) {
                     writeln!(streams.stdout, "{line}")?;
                 }
             }

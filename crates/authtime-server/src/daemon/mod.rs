@@ -31,6 +31,7 @@ use crate::admission::client_limiter::ClientLimiter;
 use crate::clock::state::ClockState;
 use crate::config::{NtsSettings, Settings};
 use crate::metrics::Metrics;
+use crate::metrics::clients::ClientPopulation;
 use crate::metrics::http as metrics_http;
 use crate::metrics::write_family;
 use crate::ntp::key_store::KeyStore;
@@ -210,6 +211,13 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         let watched = Arc::clone(table);
         metrics.add_renderer(move |out| render_table(&watched, out));
     }
+    // Who the clients are: kept only when someone can read it.
+    if settings.metrics.is_some() {
+        let mut key = [0u8; 16];
+        getrandom::fill(&mut key).map_err(|e| StartError::System(io::Error::other(e)))?;
+        let now = u64::try_from(crate::clock::now_unix().secs).unwrap_or(0);
+        metrics.set_clients(Arc::new(ClientPopulation::new(key, now)));
+    }
     let shared = Arc::new(Shared {
         server: Server::new(settings.server),
         clock: Arc::clone(&clock),
@@ -227,6 +235,7 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         sample_every: settings.data_path.sample_every,
         tx_stamps,
         compensate: settings.data_path.compensate,
+        clients: metrics.clients().cloned(),
     });
     let mut running = Running {
         clock: Arc::clone(&clock),

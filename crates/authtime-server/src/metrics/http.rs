@@ -1,5 +1,7 @@
 //! A minimal HTTP/1.0 endpoint for Prometheus: `GET /metrics` on a plain
-//! `TcpListener`, one connection at a time, on its own thread.
+//! `TcpListener`, one connection at a time, on its own thread; `GET
+//! /clients` gives the top talkers as JSON (`authtime status --server`
+//! reads it), the only place client addresses leave the daemon.
 //!
 //! Requests are read with a size limit and a timeout, so a slow or hostile
 //! client holds the thread for at most a few seconds; the endpoint is meant
@@ -72,6 +74,7 @@ fn answer(mut stream: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
             return respond(
                 &mut stream,
                 "431 Request Header Fields Too Large",
+                "text/plain",
                 "",
                 false,
             );
@@ -86,27 +89,34 @@ fn answer(mut stream: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
         .filter(|w| !w.is_empty());
     let (method, target) = (words.next(), words.next());
     let head_only = method == Some(b"HEAD");
-    let (status, body) = match (method, target) {
-        (Some(b"GET" | b"HEAD"), Some(b"/metrics")) => ("200 OK", metrics.render()),
+    const TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+    let (status, kind, body) = match (method, target) {
+        (Some(b"GET" | b"HEAD"), Some(b"/metrics")) => ("200 OK", TEXT, metrics.render()),
+        (Some(b"GET" | b"HEAD"), Some(b"/clients")) => match metrics.clients_json() {
+            Some(json) => ("200 OK", "application/json", json),
+            None => ("404 Not Found", TEXT, "no client figures kept\n".to_owned()),
+        },
         (Some(b"GET" | b"HEAD"), Some(b"/")) => (
             "200 OK",
-            "authtime: Prometheus metrics at /metrics\n".to_owned(),
+            TEXT,
+            "authtime: Prometheus metrics at /metrics, top talkers at /clients\n".to_owned(),
         ),
-        (Some(b"GET" | b"HEAD"), _) => ("404 Not Found", "not found\n".to_owned()),
-        _ => ("405 Method Not Allowed", "GET only\n".to_owned()),
+        (Some(b"GET" | b"HEAD"), _) => ("404 Not Found", TEXT, "not found\n".to_owned()),
+        _ => ("405 Method Not Allowed", TEXT, "GET only\n".to_owned()),
     };
-    respond(&mut stream, status, &body, head_only)
+    respond(&mut stream, status, kind, &body, head_only)
 }
 
 /// Writes the response; a HEAD request gets the headers only.
 fn respond(
     stream: &mut TcpStream,
     status: &str,
+    kind: &str,
     body: &str,
     head_only: bool,
 ) -> std::io::Result<()> {
     let head = format!(
-        "HTTP/1.0 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
+        "HTTP/1.0 {status}\r\nContent-Type: {kind}\r\n\
          Content-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
@@ -143,6 +153,31 @@ mod tests {
         assert!(ok.starts_with("HTTP/1.0 200 OK\r\n"), "{ok}");
         assert!(ok.contains("\nauthtime_ntp_received_total 0\n"), "{ok}");
         assert!(get(addr, "GET /x HTTP/1.0\r\n\r\n").starts_with("HTTP/1.0 404"));
+        // No population kept: /clients is not found; once set, it is JSON.
+        assert!(get(addr, "GET /clients HTTP/1.0\r\n\r\n").starts_with("HTTP/1.0 404"));
+        let population = Arc::new(crate::metrics::clients::ClientPopulation::new([1; 16], 0));
+        population.record(
+            u64::try_from(crate::clock::now_unix().secs).unwrap_or(0),
+            "192.0.2.7".parse().expect("ip"),
+            crate::metrics::clients::Protocol::Ntp,
+            crate::metrics::clients::Outcome::Served,
+        );
+        metrics.set_clients(population);
+        let clients = get(addr, "GET /clients HTTP/1.0\r\n\r\n");
+        assert!(
+            clients.contains("Content-Type: application/json\r\n"),
+            "{clients}"
+        );
+        assert!(
+            clients.contains("\"address\":\"192.0.2.7\",\"requests\":1"),
+            "{clients}"
+        );
+        let page = get(addr, "GET /metrics HTTP/1.0\r\n\r\n");
+        assert!(
+            page.contains("\nauthtime_clients{protocol=\"ntp\",window=\"current\"} 1\n"),
+            "{page}"
+        );
+        assert!(!page.contains("192.0.2.7"), "{page}");
         assert!(get(addr, "POST /metrics HTTP/1.0\r\n\r\n").starts_with("HTTP/1.0 405"));
         let head = get(addr, "HEAD /metrics HTTP/1.0\r\n\r\n");
         assert!(

@@ -7,6 +7,8 @@
 //! values (MAC failures are labelled by key id only for configured keys;
 //! unknown ids share one label).
 
+pub mod clients;
+pub mod distinct;
 pub(crate) mod http;
 pub mod served_time;
 
@@ -324,6 +326,8 @@ pub struct Metrics {
     pub keys_loaded: AtomicU64,
     /// More families rendered after the NTP ones (NTS master keys, NTS-KE).
     extra: Mutex<Vec<ExtraRender>>,
+    /// Who the clients are (rendered, and the top talkers at `/clients`).
+    clients: std::sync::OnceLock<Arc<clients::ClientPopulation>>,
 }
 
 /// A renderer of more metric families, appended to the exposition.
@@ -359,6 +363,18 @@ impl Metrics {
     /// Adds a renderer of more families (called at every scrape).
     pub fn add_renderer(&self, render: impl Fn(&mut String) + Send + Sync + 'static) {
         lock(&self.extra).push(ExtraRender(Box::new(render)));
+    }
+
+    /// Sets the client population the endpoint renders and serves at
+    /// `/clients` (once; later calls are ignored).
+    pub fn set_clients(&self, population: Arc<clients::ClientPopulation>) {
+        let _ = self.clients.set(population);
+    }
+
+    /// The client population, when set.
+    #[must_use]
+    pub fn clients(&self) -> Option<&Arc<clients::ClientPopulation>> {
+        self.clients.get()
     }
 
     /// A new worker's counters.
@@ -558,8 +574,22 @@ impl Metrics {
         for render in lock(&self.extra).iter() {
             (render.0)(&mut out);
         }
+        if let Some(clients) = self.clients() {
+            clients.render(&mut out, unix_now());
+        }
         out
     }
+
+    /// The body of `/clients`: the top talkers as JSON, or `None` when no
+    /// population is kept.
+    #[must_use]
+    pub fn clients_json(&self) -> Option<String> {
+        self.clients().map(|c| c.top_json(unix_now()))
+    }
+}
+
+fn unix_now() -> u64 {
+    u64::try_from(crate::clock::now_unix().secs).unwrap_or(0)
 }
 
 pub(crate) fn label(name: &str, value: &str) -> String {

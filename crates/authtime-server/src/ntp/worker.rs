@@ -25,6 +25,7 @@ use crate::admission::client_limiter::ClientLimiter;
 use crate::clock;
 use crate::clock::state::{self as clock_state, ClockState, ClockView};
 use crate::config::clock::UnsyncPolicy;
+use crate::metrics::clients::{ClientPopulation, Outcome, Protocol};
 use crate::metrics::served_time::Source;
 use crate::metrics::{StatsSink, WorkerCounters, daemon_drop, lock};
 
@@ -55,6 +56,8 @@ pub(crate) struct Shared {
     pub(crate) tx_stamps: bool,
     /// Basic transmit timestamps get the measured send-path delay added.
     pub(crate) compensate: bool,
+    /// Who the clients are, when the metrics endpoint is on.
+    pub(crate) clients: Option<Arc<ClientPopulation>>,
 }
 
 /// Receive errors other than timeouts are logged at most this often per worker.
@@ -167,6 +170,13 @@ impl Worker<'_> {
         // The NTS requests, in arrival order, prepared in chunks.
         let mut nts_requests: [&[u8]; BATCH] = [&[]; BATCH];
         let mut nts_count = 0;
+        // Who sent the batch, counted after the replies are out.
+        let mut seen = [(
+            std::net::IpAddr::from([0u8; 4]),
+            Protocol::Ntp,
+            Outcome::Served,
+        ); BATCH];
+        let mut seen_count = 0;
         for i in 0..n {
             let d = rx.datagram(i);
             data[i] = d.data;
@@ -190,15 +200,29 @@ impl Worker<'_> {
                 self.counters.drop_before_server(daemon_drop::DENIED);
                 continue;
             };
+            let nts = shared.nts.is_some() && is_nts_request(d.data);
+            let protocol = if nts { Protocol::Nts } else { Protocol::Ntp };
             if !shared.access.is_open() && !shared.access.allows(peer.ip()) {
                 self.counters.drop_before_server(daemon_drop::DENIED);
+                seen[seen_count] = (peer.ip(), protocol, Outcome::Refused);
+                seen_count += 1;
                 continue;
             }
             let verdict = shared
                 .limiter
                 .as_ref()
                 .map_or(RateVerdict::Allow, |l| l.check(peer.ip(), now_ns));
-            routes[i] = if shared.nts.is_some() && is_nts_request(d.data) {
+            seen[seen_count] = (
+                peer.ip(),
+                protocol,
+                if verdict == RateVerdict::Allow {
+                    Outcome::Served
+                } else {
+                    Outcome::Limited
+                },
+            );
+            seen_count += 1;
+            routes[i] = if nts {
                 if verdict == RateVerdict::Allow {
                     nts_requests[nts_count] = d.data;
                     nts_count += 1;
@@ -294,6 +318,9 @@ impl Worker<'_> {
                     }
                 }
             }
+        }
+        if let Some(clients) = &shared.clients {
+            clients.record_batch(now_unix, &seen[..seen_count]);
         }
     }
 }

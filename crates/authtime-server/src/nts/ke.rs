@@ -18,6 +18,7 @@ use authtime_ntske::{
 };
 
 use crate::config::NtsKeSettings;
+use crate::metrics::clients::{Outcome, Protocol};
 use crate::metrics::{Metrics, label_set, write_family};
 use crate::nts::keys::{RingKeeper, unix_now};
 
@@ -109,6 +110,19 @@ pub(crate) fn start(
     config.session_timeout = settings.session_timeout;
     config.reload_poll_interval = settings.certificate_check_interval;
     config.pool_token_files = settings.pool_token_files.clone();
+    if let Some(clients) = metrics.clients().cloned() {
+        config.connection_observer = Some(authtime_ntske::ConnectionObserver(Arc::new(
+            move |ip, verdict| {
+                let outcome = match verdict {
+                    authtime_ntske::ConnectionVerdict::Accepted => Outcome::Served,
+                    authtime_ntske::ConnectionVerdict::Limited => Outcome::Limited,
+                    authtime_ntske::ConnectionVerdict::Refused => Outcome::Refused,
+                };
+                let now = u64::try_from(crate::clock::now_unix().secs).unwrap_or(0);
+                clients.record(now, ip, Protocol::NtsKe, outcome);
+            },
+        )));
+    }
     config.core = ServerCoreConfig {
         aead_algorithms: settings.aead_ids.clone(),
         ntp_server: settings.ntp_server.clone(),

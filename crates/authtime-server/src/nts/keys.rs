@@ -557,11 +557,22 @@ mod tests {
         let current = store.load().expect("load").expect("ring");
         assert_ne!(current, earlier);
         // The store is restored from the first snapshot.
-        assert!(store.compare_and_swap(Some(&current), &earlier).expect("cas"));
+        assert!(
+            store
+                .compare_and_swap(Some(&current), &earlier)
+                .expect("cas")
+        );
         keeper.tick(now + 200);
         assert_eq!(ids(&keeper), held, "the keys in force are kept");
-        assert_eq!(keeper.metrics.stale_rings_refused.load(Ordering::Relaxed), 1);
-        assert_eq!(store.load().expect("load").as_deref(), Some(&current[..]), "written back");
+        assert_eq!(
+            keeper.metrics.stale_rings_refused.load(Ordering::Relaxed),
+            1
+        );
+        assert_eq!(
+            store.load().expect("load").as_deref(),
+            Some(&current[..]),
+            "written back"
+        );
         assert_eq!(keeper.metrics.store_down.load(Ordering::Relaxed), 0);
         // A ring that diverged (another server's keys for the same periods,
         // an older generation) still wins, as before.
@@ -572,7 +583,11 @@ mod tests {
         .expect("other");
         let theirs = other.current().to_bytes();
         let now_blob = store.load().expect("load").expect("ring");
-        assert!(store.compare_and_swap(Some(&now_blob), &theirs).expect("cas"));
+        assert!(
+            store
+                .compare_and_swap(Some(&now_blob), &theirs)
+                .expect("cas")
+        );
         keeper.tick(now + 200);
         // Adopted, then rotated to the test's time: one generation on.
         assert_eq!(
@@ -580,7 +595,10 @@ mod tests {
             other.current().generation() + 1
         );
         assert!(keeper.current().generation() < held_generation);
-        assert_eq!(keeper.metrics.stale_rings_refused.load(Ordering::Relaxed), 1);
+        assert_eq!(
+            keeper.metrics.stale_rings_refused.load(Ordering::Relaxed),
+            1
+        );
     }
 
     /// Both keepers look at the store at `now` (a keeper started afresh

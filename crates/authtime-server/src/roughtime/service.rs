@@ -91,6 +91,7 @@ pub(crate) fn start(
         metrics,
         stop: Arc::clone(ctx.stop),
         started: Instant::now(),
+        clients: ctx.metrics.clients().cloned(),
     });
     let mut running = RunningRoughtime {
         addrs: Vec::new(),

@@ -25,6 +25,7 @@ use crate::admission::access::AccessList;
 use crate::admission::client_limiter::ClientLimiter;
 use crate::clock;
 use crate::clock::state::{ClockState, ClockView};
+use crate::metrics::clients::{ClientPopulation, Outcome, Protocol};
 use crate::roughtime::keys::RoughtimeKeys;
 use crate::roughtime::metrics::{Refusal, RoughtimeMetrics};
 
@@ -45,6 +46,8 @@ pub(crate) struct RoughtimeShared {
     pub(crate) stop: Arc<AtomicBool>,
     /// The rate limiter's monotonic clock starts here.
     pub(crate) started: Instant,
+    /// Who the clients are, when the metrics endpoint is on.
+    pub(crate) clients: Option<Arc<ClientPopulation>>,
 }
 
 /// The radius for `announcement`: the root distance an NTP reply would
@@ -99,10 +102,21 @@ pub(crate) fn answer_requests(
     let now_ns = u64::try_from(shared.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     let mut batch = Vec::with_capacity(requests.len());
     let mut origin = Vec::with_capacity(requests.len());
+    let mut seen = Vec::with_capacity(if shared.clients.is_some() {
+        requests.len()
+    } else {
+        0
+    });
     for (i, (bytes, peer)) in requests.iter().enumerate() {
         if !shared.access.is_open() && !shared.access.allows(*peer) {
             m.refuse(Refusal::Denied, 1);
+            if shared.clients.is_some() {
+                seen.push((*peer, Protocol::Roughtime, Outcome::Refused));
+            }
             continue;
+        }
+        if shared.clients.is_some() {
+            seen.push((*peer, Protocol::Roughtime, Outcome::Served));
         }
         if bytes.len() < MIN_REQUEST_PACKET {
             m.refuse(Refusal::TooShort, 1);
@@ -123,10 +137,16 @@ pub(crate) fn answer_requests(
             && limiter.check(*peer, now_ns) != RateVerdict::Allow
         {
             m.refuse(Refusal::RateLimited, 1);
+            if let Some(last) = seen.last_mut() {
+                last.2 = Outcome::Limited;
+            }
             continue;
         }
         batch.push(request);
         origin.push(i);
+    }
+    if let Some(clients) = &shared.clients {
+        clients.record_batch(u64::try_from(now.secs).unwrap_or(0), &seen);
     }
     if batch.is_empty() {
         return out;

@@ -35,7 +35,12 @@ impl Page {
         Self { samples }
     }
 
-    fn get(&self, sample: &str) -> Option<f64> {
+    /// Every sample, in page order.
+    pub(super) fn samples(&self) -> &[(String, f64)] {
+        &self.samples
+    }
+
+    pub(super) fn get(&self, sample: &str) -> Option<f64> {
         self.samples
             .iter()
             .find(|(n, _)| n == sample)
@@ -215,6 +220,15 @@ pub(super) fn summarize(page: &Page) -> ServedTime {
 /// # Errors
 /// The endpoint cannot be reached or does not answer with a page.
 pub(super) fn scrape(addr: SocketAddr) -> anyhow::Result<Page> {
+    fetch(addr, "/metrics").map(|body| Page::parse(&body))
+}
+
+/// The body of `GET path` at the metrics endpoint `addr` (a wildcard
+/// address means this host's loopback).
+///
+/// # Errors
+/// The endpoint cannot be reached or does not answer 200.
+pub(super) fn fetch(addr: SocketAddr, path: &str) -> anyhow::Result<String> {
     let addr = match addr.ip() {
         IpAddr::V4(ip) if ip.is_unspecified() => {
             SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port())
@@ -231,23 +245,23 @@ pub(super) fn scrape(addr: SocketAddr) -> anyhow::Result<Page> {
     stream.set_write_timeout(Some(timeout))?;
     write!(
         stream,
-        "GET /metrics HTTP/1.0\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.0\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
     )?;
     let mut body = String::new();
     stream
         .take(MAX_PAGE)
         .read_to_string(&mut body)
-        .with_context(|| format!("reading the metrics of {addr}"))?;
+        .with_context(|| format!("reading {path} of {addr}"))?;
     let (head, page) = body
         .split_once("\r\n\r\n")
         .ok_or_else(|| anyhow!("{addr}: not an HTTP answer"))?;
     if !head.starts_with("HTTP/1.") || head.split_whitespace().nth(1).is_none_or(|c| c != "200") {
         return Err(anyhow!(
-            "{addr}: {}",
+            "{addr}{path}: {}",
             head.lines().next().unwrap_or("no status line")
         ));
     }
-    Ok(Page::parse(page))
+    Ok(page.to_owned())
 }
 
 #[cfg(test)]
