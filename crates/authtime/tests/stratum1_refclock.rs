@@ -22,6 +22,8 @@
 //! - when the refclock falls silent, chronyd stays at stratum 1 and its root
 //!   dispersion grows (holdover); authtime's announcement grows at the same
 //!   rate, within 30 %;
+//! - the same through chronyd's UDP command port (`chrony-address`, how the
+//!   packaged unit's authtimed, not root, reads chronyd);
 //! - a second chronyd (a client, `-x`) selects authtime (`*`) and reports
 //!   stratum 2 with authtime's address as its reference.
 //!
@@ -149,7 +151,8 @@ struct Chronyd {
 }
 
 /// Starts chronyd named `name` with `lines` of configuration, a private
-/// command socket and no NTP port unless `lines` has one.
+/// command socket, and neither an NTP port nor a UDP command port unless
+/// `lines` sets one.
 fn start_chronyd(dir: &TempDir, name: &str, lines: &str) -> Chronyd {
     // chronyd refuses a command socket in a directory others can write to.
     let home = dir.path(name);
@@ -157,15 +160,15 @@ fn start_chronyd(dir: &TempDir, name: &str, lines: &str) -> Chronyd {
     std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700)).expect("chmod");
     let socket = home.join("chronyd.sock");
     let conf = home.join("chronyd.conf");
-    let port = if lines.contains("\nport ") || lines.starts_with("port ") {
-        ""
-    } else {
-        "port 0\n"
+    let sets = |directive: &str| {
+        lines.starts_with(&format!("{directive} ")) || lines.contains(&format!("\n{directive} "))
     };
+    let port = if sets("port") { "" } else { "port 0\n" };
+    let cmdport = if sets("cmdport") { "" } else { "cmdport 0\n" };
     std::fs::write(
         &conf,
         format!(
-            "{port}cmdport 0\nbindcmdaddress {}\npidfile {}\n{lines}",
+            "{port}{cmdport}bindcmdaddress {}\npidfile {}\n{lines}",
             socket.display(),
             home.join("chronyd.pid").display(),
         ),
@@ -435,12 +438,16 @@ fn authtime_behind_a_refclock_fed_chronyd_announces_stratum_1_and_a_chronyd_clie
     let dir = TempDir::new("stratum1-refclock");
     let refclock = dir.path("gps").join("refclock.sock");
     let gps_port = free_udp_port();
-    // chronyd serves NTP too, so that its own reply can be compared.
+    let gps_cmdport = free_udp_port();
+    // chronyd serves NTP too, so that its own reply can be compared, and
+    // answers commands on a UDP port as well as on its socket (the packaged
+    // unit's authtimed reads chronyd there).
     let gps = start_chronyd(
         &dir,
         "gps",
         &format!(
-            "port {gps_port}\nbindaddress 127.0.0.1\nallow 127.0.0.1\nmaxclockerror 100\n\
+            "port {gps_port}\nbindaddress 127.0.0.1\nallow 127.0.0.1\n\
+             cmdport {gps_cmdport}\nbindcmdaddress 127.0.0.1\nmaxclockerror 100\n\
              refclock SOCK {} refid GPS poll 0\n",
             refclock.display()
         ),
@@ -465,16 +472,29 @@ fn authtime_behind_a_refclock_fed_chronyd_announces_stratum_1_and_a_chronyd_clie
             gps.socket.display()
         ),
     );
+    // The same through chronyd's UDP command port (`chrony-address`).
+    let over_udp = Serve::start_named(
+        &dir,
+        "over-udp",
+        &format!(
+            "[ntp]\nlisten = [\"127.0.0.1:0\"]\n[rate-limit]\nenabled = false\n\
+             [clock]\nsource = \"chrony\"\nchrony-address = \"127.0.0.1:{gps_cmdport}\"\n"
+        ),
+    );
     let serve_target = serve.addr.to_string();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while serve.metric("authtime_clock_stratum") != 1 {
-        assert!(Instant::now() < deadline, "{}", serve.log_text());
-        std::thread::sleep(Duration::from_millis(100));
+    for server in [&serve, &over_udp] {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while server.metric("authtime_clock_stratum") != 1 {
+            assert!(Instant::now() < deadline, "{}", server.log_text());
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     // What authtime announces against what chronyd reports and serves.
     let mut readings = Readings(Vec::new());
     let synced = follow(&gps, &serve, &mut readings, 8);
+    follow(&gps, &over_udp, &mut readings, 4);
+    drop(over_udp);
     let theirs = ask(SocketAddr::from(([127, 0, 0, 1], gps_port)));
     let ours = ask(serve.addr);
     assert_eq!(
