@@ -85,6 +85,9 @@ struct Slot {
 struct Window {
     /// Aligned start, Unix seconds.
     start: u64,
+    /// When counting began in it: its start, or later for the window the
+    /// server started (or was stepped back) in.
+    from: u64,
     by_protocol: [Distinct; 4],
     any: Distinct,
     limited: Distinct,
@@ -99,6 +102,7 @@ impl Window {
     fn new(start: u64) -> Self {
         Self {
             start,
+            from: start,
             by_protocol: Default::default(),
             any: Distinct::default(),
             limited: Distinct::default(),
@@ -111,6 +115,7 @@ impl Window {
 
     fn reset(&mut self, start: u64) {
         self.start = start;
+        self.from = start;
         for d in &mut self.by_protocol {
             d.clear();
         }
@@ -202,10 +207,12 @@ impl ClientPopulation {
             x.copy_from_slice(b);
             u64::from_le_bytes(x)
         };
+        let mut current = Window::new(align(now_unix));
+        current.from = now_unix;
         Self {
             key: [half(&key[..8]), half(&key[8..])],
             windows: Mutex::new(Windows {
-                current: Window::new(align(now_unix)),
+                current,
                 previous: None,
             }),
         }
@@ -317,8 +324,8 @@ impl ClientPopulation {
         family(
             out,
             metric,
-            "Counted sources whose request rate over the window (requests divided by the \
-             window's length so far) was at most `le` per second: a snapshot distribution, \
+            "Counted sources whose request rate over the window (requests divided by the seconds \
+             counted in it) was at most `le` per second: a snapshot distribution, \
              cumulative like a histogram's buckets.",
         );
         for (name, f) in windows {
@@ -388,7 +395,8 @@ impl ClientPopulation {
 pub struct WindowFigures {
     /// Aligned start, Unix seconds.
     pub start: u64,
-    /// Seconds covered (so far, for the current window).
+    /// Seconds counted (so far, for the current window; from the server's
+    /// start in the window it started in).
     pub seconds: u64,
     /// Distinct sources by protocol ([`Protocol`] order).
     pub by_protocol: [f64; 4],
@@ -409,7 +417,7 @@ pub struct WindowFigures {
 
 impl WindowFigures {
     fn of(w: &Window, end: u64) -> Self {
-        let seconds = end.saturating_sub(w.start).max(1);
+        let seconds = end.saturating_sub(w.from).max(1);
         let mut rate_buckets = [0u64; RATE_BUCKETS.len() + 1];
         for s in w.table.iter().filter(|s| s.used) {
             let rate = f64::from(s.requests) / seconds as f64;
@@ -457,6 +465,7 @@ fn roll(w: &mut Windows, now_unix: u64) {
         w.previous = Some(old);
     } else {
         w.current.reset(start);
+        w.current.from = now_unix;
         w.previous = None;
     }
 }

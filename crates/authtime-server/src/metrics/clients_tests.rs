@@ -164,3 +164,20 @@ fn more_sources_than_the_table_holds_are_estimated_and_counted_as_untracked() {
     // The estimate still sees them all, within 5 % (3 standard errors).
     assert!((now.any / f64::from(n) - 1.0).abs() < 0.05, "{}", now.any);
 }
+
+#[test]
+fn rates_count_from_the_start_of_the_server_in_its_first_window() {
+    let p = ClientPopulation::new(KEY, T0 + 3000);
+    p.record_batch(T0 + 3000, &[(v4(1), Protocol::Ntp, Outcome::Served); 600]);
+    let [Some(now), _] = p.snapshot(T0 + 3600 - 1) else {
+        panic!("a window")
+    };
+    // 600 requests in 599 s: just above 1/s, not 600/3599.
+    assert_eq!(now.seconds, 599);
+    assert_eq!(now.rate_buckets[6], 1, "{:?}", now.rate_buckets);
+    // The next window counts from its start.
+    let [Some(now), Some(before)] = p.snapshot(T0 + 3600 + 10) else {
+        panic!("two windows")
+    };
+    assert_eq!((now.seconds, before.seconds), (10, 600));
+}
