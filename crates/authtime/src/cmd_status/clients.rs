@@ -82,11 +82,12 @@ pub(super) fn summarize(page: &Page, top: Option<&Value>) -> Clients {
                 .as_array()
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
+            let requests = t["requests"].as_u64().unwrap_or(0);
             text.push(format!(
-                "{}{} {} requests ({} limited or refused; {})",
+                "{}{} {requests} request{} ({} limited or refused; {})",
                 if i == 0 { "top:       " } else { "           " },
                 t["address"].as_str().unwrap_or("?"),
-                t["requests"].as_u64().unwrap_or(0),
+                if requests == 1 { "" } else { "s" },
                 t["limited_or_refused"].as_u64().unwrap_or(0),
                 protocols.join(", ")
             ));
