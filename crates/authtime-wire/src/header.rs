@@ -129,6 +129,32 @@ impl ReferenceId {
     pub const fn to_u32(self) -> u32 {
         u32::from_be_bytes(self.0)
     }
+
+    /// The id as a packet of `stratum` means it: a name (or kiss code) at
+    /// stratum 0 and 1 when it is printable, an IPv4 address (or the hash of
+    /// an IPv6 one) in dotted quad above, even where its bytes happen to
+    /// spell a name (71.80.83.0 is "GPS\0").
+    #[must_use]
+    pub const fn at_stratum(self, stratum: u8) -> ReferenceIdAt {
+        ReferenceIdAt { id: self, stratum }
+    }
+}
+
+/// A [`ReferenceId`] shown as its stratum means it ([`ReferenceId::at_stratum`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReferenceIdAt {
+    id: ReferenceId,
+    stratum: u8,
+}
+
+impl fmt::Display for ReferenceIdAt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.stratum <= 1 {
+            write!(f, "{}", self.id)
+        } else {
+            write!(f, "{}", Ipv4Addr::from(self.id.0))
+        }
+    }
 }
 
 impl From<KissCode> for ReferenceId {
@@ -362,5 +388,22 @@ mod tests {
         assert_eq!(format!("{}", ReferenceId(*b"LOCL")), "LOCL");
         assert_eq!(format!("{}", ReferenceId([127, 127, 1, 1])), "127.127.1.1");
         assert_eq!(format!("{}", ReferenceId([0; 4])), "0.0.0.0");
+    }
+
+    #[test]
+    fn reference_id_display_follows_the_stratum() {
+        let gps = ReferenceId(*b"GPS\0");
+        assert_eq!(format!("{}", gps.at_stratum(1)), "GPS");
+        assert_eq!(format!("{}", ReferenceId(*b"RATE").at_stratum(0)), "RATE");
+        // Above stratum 1 the same bytes are the upstream's address.
+        assert_eq!(format!("{}", gps.at_stratum(2)), "71.80.83.0");
+        assert_eq!(
+            format!("{}", ReferenceId([192, 0, 2, 1]).at_stratum(3)),
+            "192.0.2.1"
+        );
+        assert_eq!(
+            format!("{}", ReferenceId([127, 127, 1, 1]).at_stratum(1)),
+            "127.127.1.1"
+        );
     }
 }

@@ -39,7 +39,7 @@ pub mod fuzz_harness;
 
 pub use error::WireError;
 pub use extension::{ExtensionField, ExtensionFieldIter, ExtensionFields};
-pub use header::{HEADER_LEN, Header, LeapIndicator, Mode, ReferenceId};
+pub use header::{HEADER_LEN, Header, LeapIndicator, Mode, ReferenceId, ReferenceIdAt};
 pub use kiss::KissCode;
 pub use packet::{Packet, PacketWriter};
 pub use reader::{Reader, Writer};

@@ -402,7 +402,7 @@ pub(crate) fn print_line(
             s.offset,
             s.delay,
             s.stratum,
-            s.reference_id,
+            s.reference_id.at_stratum(s.stratum),
             leap_name(s.leap),
             auth_text(s.auth)
         )?,
@@ -445,7 +445,7 @@ pub(crate) fn reply_json(result: &Result<Sample, Failure>) -> serde_json::Value 
                 "delay": s.delay,
                 "dispersion": s.dispersion,
                 "stratum": s.stratum,
-                "reference_id": s.reference_id.to_string(),
+                "reference_id": s.reference_id.at_stratum(s.stratum).to_string(),
                 "leap": leap_name(s.leap),
                 "version": s.version,
                 "root_delay": s.root_delay,

@@ -353,7 +353,7 @@ fn print_line(streams: &mut Streams<'_>, target: SocketAddr, query: &Query) -> a
                 s.offset,
                 s.delay,
                 s.stratum,
-                s.reference_id,
+                s.reference_id.at_stratum(s.stratum),
                 leap_name(s.leap),
                 auth_text(s.auth),
                 how.t1.name(),

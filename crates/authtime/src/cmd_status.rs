@@ -182,14 +182,14 @@ fn ask_server(server: &str) -> anyhow::Result<Live> {
                 s.leap.to_bits(),
                 leap_name(s.leap),
                 s.stratum,
-                s.reference_id,
+                s.reference_id.at_stratum(s.stratum),
                 s.root_delay,
                 s.root_dispersion,
                 s.offset
             ),
             json!({
                 "answered": true, "synchronized": true, "leap": s.leap.to_bits(), "stratum": s.stratum,
-                "reference_id": s.reference_id.to_string(), "root_delay": s.root_delay,
+                "reference_id": s.reference_id.at_stratum(s.stratum).to_string(), "root_delay": s.root_delay,
                 "root_dispersion": s.root_dispersion, "offset": s.offset,
             }),
         ),
@@ -229,7 +229,7 @@ fn reading_text(snapshot: &Snapshot, error: Option<&str>) -> String {
         (Some(SourceReading::Synchronized(r)), None) => format!(
             "synchronized, stratum {}, reference id {}, root delay {:.6} s, root dispersion {:.6} s{}",
             r.stratum,
-            r.reference_id,
+            r.reference_id.at_stratum(r.stratum),
             r.root_delay,
             r.root_dispersion,
             match r.leap {
@@ -268,7 +268,7 @@ fn print_text(
             a.leap.to_bits(),
             leap_text(a.leap),
             a.stratum,
-            a.reference_id,
+            a.reference_id.at_stratum(a.stratum),
             a.reference_id.to_u32(),
             reference_time_text(a),
             a.root_delay.as_seconds_f64(),
@@ -323,7 +323,7 @@ fn status_json(
         "announced": {
             "leap": a.leap.to_bits(),
             "stratum": a.stratum,
-            "reference_id": a.reference_id.to_string(),
+            "reference_id": a.reference_id.at_stratum(a.stratum).to_string(),
             "reference_id_hex": format!("{:08x}", a.reference_id.to_u32()),
             "reference_time_unix": (!a.reference_ts.is_zero()).then(|| a.reference_ts.to_unix_near(now.secs).secs),
             "root_delay": a.root_delay.as_seconds_f64(),
