@@ -120,16 +120,7 @@ fn clients_are_counted_by_protocol_and_the_top_talker_is_named() {
 
     // `authtime status --server` reads the figures and the top talkers (its
     // own NTP query makes 127.0.0.1 an NTP client too).
-    let config = dir.path("status.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "{}[metrics]\nlisten = \"{}\"\n",
-            ntp_support::LAB_CLOCK,
-            serve.metrics
-        ),
-    )
-    .expect("config");
+    let config = serve.status_config(&dir);
     let (config_arg, addr) = (config.display().to_string(), serve.addr.to_string());
     let out = authtime(&["status", "--config", &config_arg, "--server", &addr]);
     let shown = text(&out.stdout);

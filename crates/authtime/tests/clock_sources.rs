@@ -16,11 +16,10 @@ mod ntp_support;
 
 use std::net::{SocketAddr, UdpSocket};
 use std::os::unix::fs::PermissionsExt as _;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use ntp_support::{
-    ChildGuard, Serve, TempDir, authtime, chronyd_command, free_udp_port, nts_cert,
+    ChildGuard, Serve, TempDir, authtime, chronyd_with_socket, free_udp_port, nts_cert,
     run_chronyd_client, text, text_of,
 };
 
@@ -50,21 +49,7 @@ fn start_chronyd(dir: &TempDir, name: &str, local_stratum: Option<u8>) -> Chrony
         ),
     )
     .expect("conf");
-    let log = std::fs::File::create(home.join("chronyd.log")).expect("log");
-    let child = chronyd_command(&conf, &["-x", "-d"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(log))
-        .spawn()
-        .expect("start chronyd");
-    let process = ChildGuard {
-        child,
-        name: format!("chronyd ({name})"),
-    };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !socket.exists() {
-        assert!(Instant::now() < deadline, "chronyd made no command socket");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let process = chronyd_with_socket(&conf, &home.join("chronyd.log"), &socket, name);
     Chronyd {
         _process: process,
         port,

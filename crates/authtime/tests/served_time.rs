@@ -349,16 +349,7 @@ fn status_shows_what_the_server_measured_about_the_time_it_served() {
     }
     // The configuration `authtime status` reads: the server's clock and the
     // port its metrics endpoint got.
-    let config = dir.path("status.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "{}[metrics]\nlisten = \"{}\"\n",
-            ntp_support::LAB_CLOCK,
-            serve.metrics
-        ),
-    )
-    .expect("config");
+    let config = serve.status_config(&dir);
     let addr = serve.addr.to_string();
     let config_arg = config.display().to_string();
     let out = ntp_support::authtime(&[

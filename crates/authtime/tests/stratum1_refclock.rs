@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ntp_support::{
-    ChildGuard, Serve, TempDir, authtime, chronyd_command, free_udp_port, text, text_of,
+    ChildGuard, Serve, TempDir, authtime, chronyd_with_socket, free_udp_port, text, text_of,
     wait_bounded,
 };
 
@@ -174,21 +174,7 @@ fn start_chronyd(dir: &TempDir, name: &str, lines: &str) -> Chronyd {
         ),
     )
     .expect("conf");
-    let log = std::fs::File::create(home.join("chronyd.log")).expect("log");
-    let child = chronyd_command(&conf, &["-x", "-d"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(log))
-        .spawn()
-        .expect("start chronyd");
-    let process = ChildGuard {
-        child,
-        name: format!("chronyd ({name})"),
-    };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !socket.exists() {
-        assert!(Instant::now() < deadline, "chronyd made no command socket");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let process = chronyd_with_socket(&conf, &home.join("chronyd.log"), &socket, name);
     Chronyd {
         _process: process,
         home,

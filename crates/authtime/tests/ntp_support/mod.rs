@@ -323,6 +323,20 @@ impl Serve {
         }
     }
 
+    /// A configuration for `authtime status --config` that names this
+    /// server's metrics endpoint (and the lab clock), written to
+    /// `<dir>/status.toml`.
+    #[allow(dead_code, reason = "not every test binary runs authtime status")]
+    pub(crate) fn status_config(&self, dir: &TempDir) -> PathBuf {
+        let config = dir.path("status.toml");
+        std::fs::write(
+            &config,
+            format!("{LAB_CLOCK}[metrics]\nlisten = \"{}\"\n", self.metrics),
+        )
+        .expect("status config");
+        config
+    }
+
     /// The server's log so far.
     pub(crate) fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
@@ -411,6 +425,37 @@ pub(crate) fn chronyd_command(conf: &Path, args: &[&str]) -> Command {
         command.args(["-u", "root"]);
     }
     command
+}
+
+/// chronyd started in the foreground (`-x -d`, the host clock untouched) on
+/// configuration `conf`, logging to `log`, once it has made its command
+/// socket `socket` (10 s at most).
+#[allow(
+    dead_code,
+    reason = "not every test binary starts a chronyd of its own"
+)]
+pub(crate) fn chronyd_with_socket(
+    conf: &Path,
+    log: &Path,
+    socket: &Path,
+    name: &str,
+) -> ChildGuard {
+    let log = std::fs::File::create(log).expect("log");
+    let child = chronyd_command(conf, &["-x", "-d"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(log))
+        .spawn()
+        .expect("start chronyd");
+    let process = ChildGuard {
+        child,
+        name: format!("chronyd ({name})"),
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !socket.exists() {
+        assert!(Instant::now() < deadline, "chronyd made no command socket");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    process
 }
 
 /// Waits (up to 10 s) until `target` answers a plain query.
