@@ -10,9 +10,11 @@ cd "$(dirname "$0")"
 # the lab links libcrypto for its per-packet OpenSSL peer; fonts-dejavu-core: plot text;
 # groff-base, mandoc, zsh, fish: the man pages render and the completions parse;
 # gcc: aws-lc-sys compiles AWS-LC (rustls's provider) with the C compiler, no cmake;
-# python3: the supply-chain check reads deny.toml, Cargo.lock and cargo-deny's JSON.
+# python3: the supply-chain check reads deny.toml, Cargo.lock and cargo-deny's JSON;
+# prometheus: promtool checks and unit-tests the alert rules, and the monitoring test
+# runs a real Prometheus against a real daemon (docs/monitoring.md).
 scripts/ensure-packages.sh openssl b3sum libssl-dev pkg-config fonts-dejavu-core chrony redis-server memcached \
-    groff-base mandoc zsh fish gcc python3
+    groff-base mandoc zsh fish gcc python3 prometheus
 
 # One build from scratch: incremental compilation files would only add gigabytes
 # to target/ (2.5 GB on a fresh run) without speeding anything up here.
@@ -30,6 +32,8 @@ scripts/check-supply-chain.sh --self-test
 scripts/check-supply-chain.sh
 echo "test.sh: the systemd unit (systemd-analyze verify and security)"
 scripts/check-systemd-unit.sh
+echo "test.sh: the alert rules and the dashboard (promtool check rules, promtool test rules)"
+scripts/check-monitoring.sh
 echo "test.sh: cargo test"
 scripts/ensure-ntpd-rs.sh
 scripts/ensure-ntpsec.sh

@@ -8,6 +8,8 @@
 //! - [`server`] and [`client`]: thin tokio + rustls (TLS 1.3 only, ALPN `ntske/1`)
 //!   drivers with connection caps, timeouts, certificate reload and [`metrics`]; the
 //!   server keeps a connection open only for an authenticated pool load balancer;
+//! - [`cert_expiry`]: the earliest notAfter of the served chain, for the metric
+//!   and the alert that warn before it expires;
 //! - [`cert_time`]: the time the client checks the server's certificate at, when
 //!   the caller knows it better than the system clock (one instant, or an interval
 //!   from Roughtime over which the chain must be valid);
@@ -42,6 +44,7 @@
 pub mod aead;
 pub mod balancer;
 pub mod balancer_core;
+pub mod cert_expiry;
 pub mod cert_time;
 pub mod client;
 pub mod client_core;

@@ -67,6 +67,7 @@ pub struct KeMetrics {
     no_common_algorithm: AtomicU64,
     cookies_issued: AtomicU64,
     reload_failures: AtomicU64,
+    certificate_not_after: AtomicU64,
     pool_requests: [AtomicU64; POOL_REQUEST_KINDS.len() * POOL_OUTCOMES.len()],
     pool_keep_alive_requests: AtomicU64,
     pool_token_reload_failures: AtomicU64,
@@ -126,6 +127,9 @@ pub struct KeMetricsSnapshot {
     pub cookies_issued: u64,
     /// Certificate reloads that failed (the old certificate stayed).
     pub reload_failures: u64,
+    /// The earliest notAfter of the certificate chain in use, in seconds since the
+    /// Unix epoch (0: unknown, the chain's validity could not be read).
+    pub certificate_not_after: u64,
     /// Requests with pool queries, by kind and outcome: index
     /// `kind * POOL_OUTCOMES.len() + outcome` in the orders of [`POOL_REQUEST_KINDS`]
     /// and [`POOL_OUTCOMES`] (see [`KeMetricsSnapshot::pool_requests_of`]).
@@ -203,6 +207,13 @@ impl KeMetrics {
         self.reload_failures.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Records when the chain now in use expires (its earliest notAfter, 0 when
+    /// unknown).
+    pub fn set_certificate_not_after(&self, not_after: u64) {
+        self.certificate_not_after
+            .store(not_after, Ordering::Relaxed);
+    }
+
     /// Adds one d_SKE sample.
     pub fn record_latency(&self, d: Duration) {
         let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
@@ -250,6 +261,7 @@ impl KeMetrics {
             no_common_algorithm: load(&self.no_common_algorithm),
             cookies_issued: load(&self.cookies_issued),
             reload_failures: load(&self.reload_failures),
+            certificate_not_after: load(&self.certificate_not_after),
             key_exchange_groups,
             latency_buckets,
             latency_sum_us: load(&self.latency_sum_us),

@@ -52,7 +52,7 @@ use crate::server_core::{
     CookieIssuer, KeServerCore, Negotiated, RequestError, RespondOptions, ServerConfigError,
     ServerCoreConfig, ServerResponse,
 };
-use crate::tls_config::{TlsConfigError, negotiated_group, server_config_from_files};
+use crate::tls_config::{TlsConfigError, negotiated_group, server_config_and_expiry};
 
 /// Time allowed to write an Error record after the session timed out.
 const TIMEOUT_REPLY_GRACE: Duration = Duration::from_millis(250);
@@ -251,8 +251,10 @@ impl Shared {
         if let Ok(mut s) = self.stamp.lock() {
             *s = stamp;
         }
-        match server_config_from_files(&self.chain_path, &self.key_path) {
-            Ok(config) => {
+        match server_config_and_expiry(&self.chain_path, &self.key_path) {
+            Ok((config, not_after)) => {
+                self.metrics
+                    .set_certificate_not_after(not_after.unwrap_or(0));
                 match self.tls.write() {
                     Ok(mut guard) => *guard = config,
                     Err(poisoned) => *poisoned.into_inner() = config,
@@ -433,9 +435,11 @@ impl KeServer {
             }
             balancer => balancer,
         };
-        let tls =
-            server_config_from_files(&config.certificate_chain_path, &config.private_key_path)
+        let (tls, not_after) =
+            server_config_and_expiry(&config.certificate_chain_path, &config.private_key_path)
                 .map_err(KeServerError::Tls)?;
+        let metrics = Arc::new(KeMetrics::default());
+        metrics.set_certificate_not_after(not_after.unwrap_or(0));
         let mut listeners = Vec::with_capacity(config.listen.len());
         let mut local_addrs = Vec::with_capacity(config.listen.len());
         for addr in config.listen {
@@ -455,7 +459,7 @@ impl KeServer {
             chain_path: config.certificate_chain_path,
             key_path: config.private_key_path,
             stamp: Mutex::new(None),
-            metrics: Arc::new(KeMetrics::default()),
+            metrics,
             permits: Arc::new(Semaphore::new(config.max_connections)),
             max_connections: config.max_connections,
             client_limiter: config.client_limits.map(|limits| {

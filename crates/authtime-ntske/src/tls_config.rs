@@ -186,7 +186,21 @@ pub fn server_config_from_files(
     chain_path: &Path,
     key_path: &Path,
 ) -> Result<Arc<rustls::ServerConfig>, TlsConfigError> {
-    server_config(load_certificates(chain_path)?, load_private_key(key_path)?)
+    Ok(server_config_and_expiry(chain_path, key_path)?.0)
+}
+
+/// [`server_config_from_files`] and the chain's earliest notAfter (seconds since
+/// the Unix epoch; `None` when a certificate's validity cannot be read).
+pub fn server_config_and_expiry(
+    chain_path: &Path,
+    key_path: &Path,
+) -> Result<(Arc<rustls::ServerConfig>, Option<u64>), TlsConfigError> {
+    let chain = load_certificates(chain_path)?;
+    let not_after = crate::cert_expiry::earliest_not_after(&chain);
+    Ok((
+        server_config(chain, load_private_key(key_path)?)?,
+        not_after,
+    ))
 }
 
 /// The trust anchors in `ca_file`, or the webpki roots when `None`.

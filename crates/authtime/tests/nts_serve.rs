@@ -1,5 +1,5 @@
 //! `authtime serve` as an NTS server, seen as a user sees it: certificates
-//! replaced under a running server (SIGHUP), the server-side timing
+//! replaced under a running server (SIGHUP) and their expiry exported, the server-side timing
 //! histograms, and `authtime config check` on broken NTS settings.
 
 mod ntp_support;
@@ -26,8 +26,8 @@ fn query(serve: &Serve, ca: &std::path::Path) -> std::process::Output {
 #[test]
 fn a_new_certificate_is_served_after_sighup_without_a_restart() {
     let dir = TempDir::new("nts-sighup");
-    nts_cert(&dir, "old", &[]);
-    nts_cert(&dir, "new", &[]);
+    nts_cert(&dir, "old", &["--days", "10"]);
+    nts_cert(&dir, "new", &["--days", "40"]);
     for (from, to) in [("old-chain.pem", "chain.pem"), ("old-key.pem", "key.pem")] {
         std::fs::copy(dir.path(from), dir.path(to)).expect("copy");
     }
@@ -42,6 +42,16 @@ fn a_new_certificate_is_served_after_sighup_without_a_restart() {
         query(&serve, &dir.path("new-ca.pem")).status.code(),
         Some(1)
     );
+    // The expiry exported is the certificate's, and follows the reload.
+    let days_left = || {
+        let expiry = serve.metric("authtime_ntske_certificate_expiry_timestamp_seconds");
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_secs();
+        (expiry.saturating_sub(now) as f64 / 86_400.0).round() as u64
+    };
+    assert_eq!(days_left(), 10, "{}", serve.scrape());
 
     for (from, to) in [("new-chain.pem", "chain.pem"), ("new-key.pem", "key.pem")] {
         std::fs::copy(dir.path(from), dir.path(to)).expect("copy");
@@ -69,6 +79,7 @@ fn a_new_certificate_is_served_after_sighup_without_a_restart() {
         "{}",
         serve.log_text()
     );
+    assert_eq!(days_left(), 40, "{}", serve.scrape());
 
     // A broken certificate file keeps the one in use.
     std::fs::write(dir.path("chain.pem"), "not a certificate").expect("write");
@@ -83,6 +94,7 @@ fn a_new_certificate_is_served_after_sighup_without_a_restart() {
         serve.log_text()
     );
     assert!(query(&serve, &dir.path("new-ca.pem")).status.success());
+    assert_eq!(days_left(), 40, "the failed reload keeps the old expiry");
 
     // Every protected reply was timed.
     let metrics = serve.scrape();

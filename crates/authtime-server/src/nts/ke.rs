@@ -248,6 +248,17 @@ fn render(out: &mut String, m: &KeMetricsSnapshot, active: usize) {
         "Certificate reloads that failed (the previous certificate stays).",
         &[(String::new(), m.reload_failures)],
     );
+    // Absent while the chain's validity could not be read (never for a chain
+    // rustls accepted in the tests; see authtime_ntske::cert_expiry).
+    if m.certificate_not_after > 0 {
+        write_family(
+            out,
+            "authtime_ntske_certificate_expiry_timestamp_seconds",
+            "gauge",
+            "When the certificate chain in use stops being valid: its earliest notAfter, in seconds since the Unix epoch (updated on every reload).",
+            &[(String::new(), m.certificate_not_after)],
+        );
+    }
     let mut pool = Vec::with_capacity(POOL_REQUEST_KINDS.len() * POOL_OUTCOMES.len());
     for kind in POOL_REQUEST_KINDS {
         for outcome in POOL_OUTCOMES {
