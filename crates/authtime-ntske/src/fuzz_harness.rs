@@ -204,6 +204,22 @@ pub fn balancer_request(data: &[u8]) {
     assert!(tried.len() <= 2);
 }
 
+/// The server's notAfter reader ([`crate::cert_expiry`]): any bytes as a
+/// certificate give a time or `None`, never a panic, and a chain built from
+/// the input's two halves gives the earlier of their times, or `None` when
+/// either has none.
+pub fn cert_expiry(data: &[u8]) {
+    use rustls_pki_types::CertificateDer;
+    let _ = crate::cert_expiry::not_after(data);
+    let (a, b) = data.split_at(data.len() / 2);
+    let chain = [CertificateDer::from(a), CertificateDer::from(b)];
+    let earliest = crate::cert_expiry::earliest_not_after(&chain);
+    match [a, b].map(crate::cert_expiry::not_after) {
+        [Some(x), Some(y)] => assert_eq!(earliest, Some(x.min(y))),
+        _ => assert_eq!(earliest, None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,6 +275,7 @@ mod tests {
             client_response(input);
             pool_backend_response(input);
             balancer_request(input);
+            cert_expiry(input);
         }
     }
 }

@@ -181,7 +181,7 @@ fn a_flood_larger_than_the_buffer_still_lets_the_genuine_stream_through() {
 type Harness = fn(&[u8]);
 
 /// The fuzz targets whose harness is a library function, with that function.
-const HARNESSES: [(&str, Harness); 27] = [
+const HARNESSES: [(&str, Harness); 28] = [
     (
         "config_parsing",
         authtime_server::fuzz_harness::config_parsing,
@@ -256,6 +256,10 @@ const HARNESSES: [(&str, Harness); 27] = [
     (
         "ntske_balancer_request",
         authtime_ntske::fuzz_harness::balancer_request,
+    ),
+    (
+        "ntske_cert_expiry",
+        authtime_ntske::fuzz_harness::cert_expiry,
     ),
     (
         "tesla_packet_parsing",
