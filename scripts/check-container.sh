@@ -16,7 +16,8 @@
 #
 # Prints "SKIPPED: <reason>" and exits 0 only where podman cannot run
 # containers here (not root, no podman, or a trivial container fails).
-# Every container, volume and image tag it makes goes, on failure too.
+# Every container, volume and image tag it makes goes, on failure too (the
+# built archive stays cached, see scripts/build-image.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { echo "check-container: $*" >&2; }
@@ -41,9 +42,13 @@ default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
 runtime = "runc"
 EOF
 tag="i30-check-$$"
+# The image tags a run loads and that were not there before it go at the end.
+images_of_ours() { podman images --format '{{.Repository}}:{{.Tag}}' 2>/dev/null | { grep -E '^localhost/authtime(d|-redis):' || true; } | sort; }
+images_before="$(images_of_ours)"
 containers=()
 cleanup() {
     for c in "${containers[@]}"; do podman rm -f -v -t 2 "$c" >/dev/null 2>&1 || true; done
+    comm -13 <(echo "$images_before") <(images_of_ours) | xargs -r podman rmi >/dev/null 2>&1 || true
     rm -rf "$scratch"
 }
 trap cleanup EXIT

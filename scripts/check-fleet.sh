@@ -42,11 +42,15 @@ prefix="at$$-"
 net="${prefix}fleet"
 pods=()
 client="${prefix}client"
+# The image tags a run loads and that were not there before it go at the end.
+images_of_ours() { podman images --format '{{.Repository}}:{{.Tag}}' 2>/dev/null | { grep -E '^localhost/authtime(d|-redis):' || true; } | sort; }
+images_before="$(images_of_ours)"
 cleanup() {
     podman rm -f -v -t 1 "$client" >/dev/null 2>&1 || true
     for p in "${pods[@]}"; do podman pod rm -f -t 1 "$p" >/dev/null 2>&1 || true; done
     podman volume ls --format '{{.Name}}' | grep "^$prefix" | xargs -r podman volume rm -f >/dev/null 2>&1 || true
     podman network rm -f "$net" >/dev/null 2>&1 || true
+    comm -13 <(echo "$images_before") <(images_of_ours) | xargs -r podman rmi >/dev/null 2>&1 || true
     rm -rf "$scratch"
 }
 trap cleanup EXIT
