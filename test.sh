@@ -12,9 +12,11 @@ cd "$(dirname "$0")"
 # gcc: aws-lc-sys compiles AWS-LC (rustls's provider) with the C compiler, no cmake;
 # python3: the supply-chain check reads deny.toml, Cargo.lock and cargo-deny's JSON;
 # prometheus: promtool checks and unit-tests the alert rules, and the monitoring test
-# runs a real Prometheus against a real daemon (docs/monitoring.md).
+# runs a real Prometheus against a real daemon (docs/monitoring.md);
+# podman, runc, mmdebstrap, python3-yaml: the container image and the fleet's
+# manifests (scripts/check-container.sh and check-fleet.sh install them too).
 scripts/ensure-packages.sh openssl b3sum libssl-dev pkg-config fonts-dejavu-core chrony redis-server memcached \
-    groff-base mandoc zsh fish gcc python3 prometheus
+    groff-base mandoc zsh fish gcc python3 prometheus podman runc mmdebstrap python3-yaml
 
 # One build from scratch: incremental compilation files would only add gigabytes
 # to target/ (2.5 GB on a fresh run) without speeding anything up here.
@@ -48,6 +50,10 @@ echo "test.sh: the interop matrix (README.md lists what this run proved, nothing
 scripts/interop-matrix.sh --check
 echo "test.sh: the Debian package (build, lintian, dpkg -i, run, remove, purge)"
 scripts/check-deb.sh
+echo "test.sh: the container image (issue 30: built from Debian packages and the .deb, run read-only, non-root, queried)"
+scripts/check-container.sh
+echo "test.sh: the Kubernetes manifests of the fleet, played with podman kube play (issue 30)"
+scripts/check-fleet.sh
 echo "test.sh: fuzz targets, a few seconds each (AUTHTIME_SKIP_FUZZ=1 skips)"
 scripts/fuzz-ci.sh
 echo "test.sh: target/ holds $(du -sh target | cut -f1) after the run"

@@ -1,5 +1,5 @@
 complete -c authtimed -l config -d 'TOML configuration file (authtimed.toml(5); the package installs /etc/authtime/authtimed.toml)' -r -F
-complete -c authtimed -l listen -d 'UDP address to serve on, `IP:PORT` (repeat for several; replaces the file\'s list)' -r
+complete -c authtimed -l listen -d 'UDP address to serve on, `IP:PORT` (repeat for several, or separate them with commas; replaces the file\'s list)' -r
 complete -c authtimed -l keys -d 'Key file, ntpd or chrony format (replaces the file\'s)' -r -F
 complete -c authtimed -l metrics -d 'Serve Prometheus metrics on this address, `IP:PORT` (replaces the file\'s)' -r
 complete -c authtimed -l workers -d 'Worker threads per address (0: one per CPU; replaces the file\'s)' -r

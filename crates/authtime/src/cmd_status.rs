@@ -44,14 +44,16 @@ pub const STATUS_HELP: &str = "Reads the clock-state source of the configuration
      chrony, ntp, kernel, static, or auto = chronyd if it answers, else the kernel) once, the way \
      `authtime serve` does every second, and prints what the server announces: leap indicator, \
      stratum, reference id, reference time, root delay and root dispersion, or UNSYNCHRONIZED with \
-     the reason.\n\nExit codes: 0 synchronized, 3 unsynchronized (or the source cannot be read), \
+     the reason.\n\nExit codes: 0 synchronized, 3 unsynchronized (or the source cannot be read, or the server \
+     asked with --server gave no usable answer), \
      2 bad usage or configuration. With a [roughtime] section, the radius the Roughtime server \
      signs with this reading is shown too (none while unsynchronized). With --server, the running server is asked too (one plain \
      query) and what it announces is printed beside the reading; with a [metrics] endpoint in \
      the configuration, what the server measured about the time it served is read from it: \
      replies by mode (basic, interleaved), timestamps by source (daemon, kernel, hardware), \
      the error of its basic transmit timestamps, stale and dropped requests. The exit code \
-     still follows the reading.\n\nExamples:\n  authtime status\n  authtime status --config \
+     follows the reading, and is 3 as well when the server gives no usable answer, so that \
+     `authtime status --server` serves as a health check (the container image's).\n\nExamples:\n  authtime status\n  authtime status --config \
      /etc/authtime/authtime.toml --server 127.0.0.1 --json";
 
 fn leap_text(leap: LeapIndicator) -> &'static str {
@@ -148,6 +150,14 @@ pub fn status(args: &StatusArgs, streams: &mut Streams<'_>) -> anyhow::Result<Ou
             }
             Some(Err(e)) => writeln!(streams.stdout, "served:    {e}")?,
         }
+    }
+    // A server that gave no usable answer fails the check even when the
+    // clock reads well: a container's health check is this command.
+    if let Some(live) = live.as_ref().filter(|l| l.json["answered"] != true) {
+        return Ok(Outcome::NoAnswer(format!(
+            "the server at {} gave no usable answer",
+            live.target
+        )));
     }
     Ok(match a.unsynchronized {
         None => Outcome::Success,

@@ -325,3 +325,25 @@ fn an_unsynchronized_nts_server_still_hands_out_cookies() {
         "the second run uses the stored cookies: {second}"
     );
 }
+
+#[test]
+fn status_with_server_fails_when_the_server_gives_no_answer() {
+    // `authtime status --server` is the container image's health check: a
+    // well-read clock must not hide a server that stopped answering.
+    let dir = TempDir::new("clock-status-health");
+    let serve = Serve::start(&dir, "[ntp]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n");
+    let out = status(&dir, &serve, &[]);
+    assert!(out.status.success(), "{}", text_of(&out));
+    let (config, addr) = (
+        dir.path("serve.toml").display().to_string(),
+        serve.addr.to_string(),
+    );
+    drop(serve);
+    let out = authtime(&["status", "--config", &config, "--server", &addr]);
+    assert_eq!(out.status.code(), Some(3), "{}", text_of(&out));
+    assert!(
+        text_of(&out).contains(&format!("the server at {addr} gave no usable answer")),
+        "{}",
+        text_of(&out)
+    );
+}

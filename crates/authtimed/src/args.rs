@@ -20,6 +20,11 @@ use clap::Parser;
                   Started as root, it binds its sockets, then switches to the user `authtime` \
                   (or --user) and keeps no capability; it refuses to stay root unless \
                   --allow-root. Under systemd the unit starts it as that user.\n\n\
+                  Every option but --allow-root can also come from the environment \
+                  (AUTHTIMED_CONFIG, AUTHTIMED_LISTEN with commas between addresses, \
+                  AUTHTIMED_KEYS, AUTHTIMED_METRICS, AUTHTIMED_WORKERS, AUTHTIMED_LOG_FORMAT, \
+                  AUTHTIMED_USER, AUTHTIMED_GROUP), as the container image uses it; an option \
+                  on the command line wins over its variable.\n\n\
                   Exit codes: 0 stopped by a signal, 1 could not start, 2 bad usage or \
                   configuration.\n\nExamples:\n  authtimed\n  authtimed --config \
                   /etc/authtime/authtimed.toml\n  authtimed --listen 127.0.0.1:11123\n\n\
@@ -28,30 +33,36 @@ use clap::Parser;
 )]
 pub struct Args {
     /// TOML configuration file (authtimed.toml(5); the package installs /etc/authtime/authtimed.toml).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", env = "AUTHTIMED_CONFIG")]
     pub config: Option<PathBuf>,
-    /// UDP address to serve on, `IP:PORT` (repeat for several; replaces the file's list).
-    #[arg(long, value_name = "ADDR")]
+    /// UDP address to serve on, `IP:PORT` (repeat for several, or separate them with commas;
+    /// replaces the file's list).
+    #[arg(
+        long,
+        value_name = "ADDR",
+        env = "AUTHTIMED_LISTEN",
+        value_delimiter = ','
+    )]
     pub listen: Vec<String>,
     /// Key file, ntpd or chrony format (replaces the file's).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", env = "AUTHTIMED_KEYS")]
     pub keys: Option<PathBuf>,
     /// Serve Prometheus metrics on this address, `IP:PORT` (replaces the file's).
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", env = "AUTHTIMED_METRICS")]
     pub metrics: Option<String>,
     /// Worker threads per address (0: one per CPU; replaces the file's).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", env = "AUTHTIMED_WORKERS")]
     pub workers: Option<usize>,
     /// Log format: auto (journald's under systemd, else text), text, journald or json
     /// (replaces the file's `[log] format`).
-    #[arg(long, value_name = "FORMAT")]
+    #[arg(long, value_name = "FORMAT", env = "AUTHTIMED_LOG_FORMAT")]
     pub log_format: Option<String>,
     /// When started as root, switch to this user once the sockets are bound
     /// (default `authtime`; replaces the file's `[daemon] user`).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", env = "AUTHTIMED_USER")]
     pub user: Option<String>,
     /// The group to switch to (default: the user's primary group).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", env = "AUTHTIMED_GROUP")]
     pub group: Option<String>,
     /// When started as root, stay root instead of switching user (not recommended).
     #[arg(long)]

@@ -225,6 +225,58 @@ fn json_logs_are_one_object_a_line() {
 }
 
 #[test]
+fn the_environment_configures_it_as_the_container_image_does() {
+    // The image sets AUTHTIMED_CONFIG and AUTHTIMED_LOG_FORMAT; an operator
+    // adds AUTHTIMED_LISTEN (commas between addresses). A command-line
+    // option wins over its variable.
+    let config = static_clock_config("env");
+    let mut child = authtimed()
+        .args(identity_args())
+        .env("AUTHTIMED_CONFIG", &config)
+        .env("AUTHTIMED_LOG_FORMAT", "json")
+        .env("AUTHTIMED_LISTEN", "127.0.0.1:0,127.0.0.1:0")
+        .env("AUTHTIMED_WORKERS", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start authtimed");
+    let stdout = child.stdout.take().expect("piped");
+    let guard = Guard(child);
+    let listening: Vec<SocketAddr> = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .take_while(|l| !l.starts_with("clock: "))
+        .filter_map(|l| {
+            l.strip_prefix("listening on udp ")
+                .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        })
+        .collect();
+    assert_eq!(listening.len(), 2, "two addresses from AUTHTIMED_LISTEN");
+    for addr in &listening {
+        assert_eq!(query(*addr), 2, "the static clock of AUTHTIMED_CONFIG");
+    }
+    let err = stop_and_read_stderr(guard);
+    assert!(
+        err.lines().next().is_some_and(|l| l.starts_with('{')),
+        "JSON from AUTHTIMED_LOG_FORMAT: {err}"
+    );
+
+    let overridden = authtimed()
+        .env("AUTHTIMED_LOG_FORMAT", "json")
+        .args(["--log-format", "bogus", "--config"])
+        .arg(&config)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run authtimed");
+    assert_eq!(
+        overridden.status.code(),
+        Some(2),
+        "the option wins: {overridden:?}"
+    );
+}
+
+#[test]
 fn journald_lines_carry_the_priority_and_no_timestamp() {
     let mut args = identity_args().to_vec();
     args.extend(["--log-format", "journald"]);
