@@ -385,12 +385,13 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
         }
         let now = t();
         if now >= next_sample {
-            if let Some((rss_kib, fds, threads)) = proc_sample(pid) {
+            if let Some((rss_kib, fds, threads, run_wait_ms)) = proc_sample(pid) {
                 samples.push(Sample {
                     t_s: now,
                     rss_kib,
                     fds,
                     threads,
+                    run_wait_ms,
                     counters: scrape(daemon.metrics),
                 });
             }
@@ -457,12 +458,13 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
     for l in loaders {
         let _ = l.join();
     }
-    if alive && let Some((rss_kib, fds, threads)) = proc_sample(pid) {
+    if alive && let Some((rss_kib, fds, threads, run_wait_ms)) = proc_sample(pid) {
         samples.push(Sample {
             t_s: t(),
             rss_kib,
             fds,
             threads,
+            run_wait_ms,
             counters: scrape(daemon.metrics),
         });
     }
@@ -634,6 +636,28 @@ fn section(
             e.0,
             e.1,
             e.2
+        ));
+    }
+    // How long the host kept the daemon waiting for a CPU: the intervals
+    // with the most run-queue wait (context for `stale` drops and late
+    // answers, which a host that starves the daemon causes).
+    let mut waits: Vec<(f64, f64)> = samples
+        .windows(2)
+        .map(|w| (w[1].t_s, w[1].run_wait_ms - w[0].run_wait_ms))
+        .collect();
+    waits.sort_by(|a, b| b.1.total_cmp(&a.1));
+    if !waits.is_empty() {
+        let total = samples.last().map_or(0.0, |s| s.run_wait_ms)
+            - samples.first().map_or(0.0, |s| s.run_wait_ms);
+        findings.push(format!(
+            "The daemon's threads waited {total:.0} ms in all for a CPU (run queue, \
+             /proc/PID/task/*/schedstat); most in one sample interval: {}.",
+            waits
+                .iter()
+                .take(3)
+                .map(|(t, ms)| format!("{ms:.1} ms (interval ending at {t:.0} s)"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     findings.push(format!("Rules: {}", rules.describe()));

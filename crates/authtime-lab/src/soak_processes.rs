@@ -454,7 +454,8 @@ pub(crate) fn scrape(addr: SocketAddr) -> BTreeMap<String, f64> {
     out
 }
 
-pub(crate) fn proc_sample(pid: u32) -> Option<(u64, u64, u64)> {
+/// RSS (KiB), open fds, threads and the threads' run-queue wait (ms) of `pid`.
+pub(crate) fn proc_sample(pid: u32) -> Option<(u64, u64, u64, f64)> {
     let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let rss = status
         .lines()
@@ -464,8 +465,16 @@ pub(crate) fn proc_sample(pid: u32) -> Option<(u64, u64, u64)> {
         .parse()
         .ok()?;
     let fds = fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count() as u64;
-    let threads = fs::read_dir(format!("/proc/{pid}/task")).ok()?.count() as u64;
-    Some((rss, fds, threads))
+    let mut threads = 0;
+    let mut wait_ns = 0u64;
+    for task in fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
+        threads += 1;
+        wait_ns += fs::read_to_string(task.path().join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    Some((rss, fds, threads, wait_ns as f64 / 1e6))
 }
 
 /// A small xorshift generator for malformed packets (no cryptographic use).

@@ -78,6 +78,10 @@ pub struct Sample {
     pub fds: u64,
     /// Threads.
     pub threads: u64,
+    /// Time the daemon's threads have spent waiting for a CPU on a run
+    /// queue since they started (the sum of `/proc/PID/task/*/schedstat`'s
+    /// second field), milliseconds: how much the host kept it waiting.
+    pub run_wait_ms: f64,
     /// Every `authtime_*` sample (name with labels → value).
     #[serde(skip)]
     pub counters: BTreeMap<String, f64>,
@@ -397,6 +401,7 @@ mod tests {
             rss_kib: rss,
             fds,
             threads,
+            run_wait_ms: 0.0,
             counters,
         }
     }
