@@ -16,7 +16,7 @@ use core::fmt;
 
 use crate::codec::{Reader, WireError, put_u16, put_u32, put_u64};
 use crate::owf::{ChainKey, KEY_LEN};
-use crate::params::{ParamError, Params, mac_by_name};
+use crate::params::{ParamError, Params, mac_from_wire};
 use crate::receiver::{Receiver, ReceiverConfig};
 use crate::time::{ClockBound, Time};
 use crate::wire::{
@@ -241,9 +241,7 @@ impl SyncResponse {
         let chain_len = r.u32("chain length")?;
         let rollover_lead = r.u32("rollover lead")?;
         let name_len = usize::from(r.u8("MAC name length")?);
-        let name = core::str::from_utf8(r.bytes(name_len, "MAC name")?)
-            .map_err(|_| WireError::InvalidField("MAC name"))?;
-        let mac = mac_by_name(name).map_err(|_| WireError::InvalidField("MAC name"))?;
+        let mac = mac_from_wire(r.bytes(name_len, "MAC name")?)?;
         let tag_len = r.u8("tag length")?;
         let commitment_chain = r.u32("commitment chain")?;
         let commitment_index = r.u32("commitment index")?;

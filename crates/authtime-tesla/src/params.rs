@@ -92,6 +92,19 @@ pub fn mac_by_name(name: &str) -> Result<Algorithm, ParamError> {
     Ok(alg)
 }
 
+/// The MAC a decoded message names: as [`mac_by_name`], but only under its
+/// canonical name (what [`Algorithm::name`] writes). `mac_by_name` accepts
+/// other spellings (`HMAC-SHA256`); on the wire they would give a message a
+/// second encoding, and a decoded body must re-encode to the bytes that were
+/// signed (found by the issue-29 fuzz campaign, `tesla_bootstrap_parsing`).
+pub(crate) fn mac_from_wire(name: &[u8]) -> Result<Algorithm, WireError> {
+    let name = core::str::from_utf8(name).map_err(|_| WireError::InvalidField("MAC name"))?;
+    match mac_by_name(name) {
+        Ok(mac) if mac.name() == name => Ok(mac),
+        _ => Err(WireError::InvalidField("MAC name")),
+    }
+}
+
 fn check_mac(alg: Algorithm) -> Result<(), ParamError> {
     let info = alg.info();
     if matches!(alg, Algorithm::Md5Legacy | Algorithm::Sha1Legacy) {
@@ -217,9 +230,7 @@ impl Params {
         let chain_len = r.u32("chain length")?;
         let rollover_lead = r.u32("rollover lead")?;
         let name_len = usize::from(r.u8("MAC name length")?);
-        let name = core::str::from_utf8(r.bytes(name_len, "MAC name")?)
-            .map_err(|_| WireError::InvalidField("MAC name"))?;
-        let mac = mac_by_name(name).map_err(|_| WireError::InvalidField("MAC name"))?;
+        let mac = mac_from_wire(r.bytes(name_len, "MAC name")?)?;
         let tag_len = r.u8("tag length")?;
         let p = Self {
             t0,
@@ -319,6 +330,21 @@ mod tests {
         for bad in ["md5-legacy", "poly1305-chacha20", "siphash24", "nope"] {
             assert!(mac_by_name(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_wire_takes_only_canonical_mac_names() {
+        assert_eq!(mac_from_wire(b"hmac-sha256"), Ok(Algorithm::HmacSha256));
+        for bad in [&b"hmAc-sha256"[..], b"HMAC-SHA256", b"siphash24", b"\xff"] {
+            assert_eq!(mac_from_wire(bad), Err(WireError::InvalidField("MAC name")));
+        }
+        // Params::decode, as the receiver's and sender's state files use it.
+        let mut encoded = Vec::new();
+        example().encode(&mut encoded);
+        assert_eq!(Params::decode(&mut Reader::new(&encoded)), Ok(example()));
+        let at = encoded.windows(4).position(|w| w == b"hmac").expect("name");
+        encoded[at] = b'H';
+        assert!(Params::decode(&mut Reader::new(&encoded)).is_err());
     }
 
     #[test]

@@ -335,3 +335,23 @@ fn indirect_bound_is_checked_against_the_signed_time() {
         Err(BootstrapError::NonceLength(15))
     ));
 }
+
+/// Found by the issue-29 fuzz campaign (`tesla_bootstrap_parsing`, input in
+/// `fuzz/corpus/tesla_bootstrap_parsing/regression-mac-name-case`): a body
+/// naming `hmAc-sha256` decoded, and re-encoded as `hmac-sha256`, so one
+/// response had two encodings. Only the canonical name is accepted now.
+#[test]
+fn a_mac_name_in_another_case_is_refused() {
+    let body = response(&params(), &[7; 20], 3).encode_body();
+    let at = body
+        .windows(11)
+        .position(|w| w == b"hmac-sha256")
+        .expect("the MAC name");
+    let mut odd = body.clone();
+    odd[at + 2] = b'A';
+    assert_eq!(
+        SyncResponse::decode_body(&odd),
+        Err(WireError::InvalidField("MAC name"))
+    );
+    assert!(SyncResponse::decode_body(&body).is_ok());
+}
