@@ -144,6 +144,11 @@ pub fn is_error_series(series: &str) -> bool {
         || name.ends_with("_count")
         || name.contains("_seconds")
         || name.contains("_bytes")
+        // The client population's gauges count distinct clients of an hourly
+        // window (docs/clients.md): the "previous" window's figures jump when
+        // the hour turns. The events behind them are counted by the real
+        // counters (rate_limited, refused_at_cap, ...).
+        || name.starts_with("authtime_clients")
     {
         return false;
     }
@@ -439,6 +444,25 @@ mod tests {
             false,
             true,
         )
+    }
+
+    #[test]
+    fn error_series_are_counters_of_errors_not_measures_or_client_gauges() {
+        assert!(is_error_series(
+            "authtime_ntp_dropped_total{reason=\"malformed\"}"
+        ));
+        assert!(is_error_series("authtime_nts_keystore_down"));
+        assert!(!is_error_series("authtime_ntp_answered_total"));
+        assert!(!is_error_series(
+            "authtime_ntske_handshake_seconds_bucket{le=\"0.001\"}"
+        ));
+        // Found by the one-hour run: the hourly window's gauges turned over.
+        assert!(!is_error_series(
+            "authtime_clients_refused{window=\"previous\"}"
+        ));
+        assert!(!is_error_series(
+            "authtime_clients_limited{window=\"current\"}"
+        ));
     }
 
     #[test]
