@@ -14,13 +14,13 @@
 
 mod ntp_support;
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt as _;
 use std::time::{Duration, Instant};
 
 use ntp_support::{
     ChildGuard, Serve, TempDir, authtime, chronyd_with_socket, free_udp_port, nts_cert,
-    run_chronyd_client, text, text_of,
+    plain_reply_header, run_chronyd_client, text, text_of,
 };
 
 /// A chronyd serving NTP on loopback with its command socket in `dir`.
@@ -64,22 +64,6 @@ fn chrony_clock(chronyd: &Chronyd, extra: &str) -> String {
     )
 }
 
-/// The first 24 bytes of a reply to a plain mode-3 request from `target`.
-fn reply_header(target: SocketAddr) -> [u8; 24] {
-    let socket = UdpSocket::bind("127.0.0.1:0").expect("bind");
-    socket
-        .set_read_timeout(Some(Duration::from_secs(2)))
-        .expect("timeout");
-    let mut request = [0u8; 48];
-    request[0] = 0x23; // leap 0, version 4, mode 3
-    request[40..48].copy_from_slice(&0x1234_5678_9abc_def0_u64.to_be_bytes());
-    socket.send_to(&request, target).expect("send");
-    let mut reply = [0u8; 128];
-    let (n, _) = socket.recv_from(&mut reply).expect("a reply");
-    assert!(n >= 48, "{n} bytes");
-    reply[..24].try_into().expect("24 bytes")
-}
-
 /// `authtime status` for the configuration of `serve` (written by
 /// `Serve::start` as `serve.toml`), asking the running server too.
 fn status(dir: &TempDir, serve: &Serve, extra: &[&str]) -> std::process::Output {
@@ -118,8 +102,8 @@ fn an_unsynchronized_chronyd_makes_authtime_answer_as_chronyd_does() {
     // clock: leap 3 (version 4, mode 4), stratum 0, then poll and precision
     // (not compared: poll echoes the request, precision is each host's),
     // root delay, root dispersion, reference id and reference time.
-    let ours = reply_header(serve.addr);
-    let theirs = reply_header(SocketAddr::from(([127, 0, 0, 1], chronyd.port)));
+    let ours = plain_reply_header(serve.addr);
+    let theirs = plain_reply_header(SocketAddr::from(([127, 0, 0, 1], chronyd.port)));
     assert_eq!(ours[0], 0xe4, "leap 3, version 4, mode 4");
     assert_eq!((ours[0], ours[1]), (theirs[0], theirs[1]));
     assert_eq!(
@@ -207,7 +191,7 @@ fn a_synchronized_chronyd_is_announced_with_its_stratum_and_reference() {
         assert_eq!(reply["stratum"], 5, "{name}: {json}");
         assert_eq!(reply["reference_id"], "127.127.1.1", "{name}: {json}");
         assert_eq!(reply["leap"], "none", "{name}: {json}");
-        let header = reply_header(server.addr);
+        let header = plain_reply_header(server.addr);
         let reference_secs = u32::from_be_bytes(header[16..20].try_into().expect("4"));
         let now_ntp = (std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

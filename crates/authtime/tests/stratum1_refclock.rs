@@ -32,7 +32,7 @@
 
 mod ntp_support;
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
@@ -42,8 +42,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ntp_support::{
-    ChildGuard, Serve, TempDir, authtime, chronyd_with_socket, free_udp_port, text, text_of,
-    wait_bounded,
+    ChildGuard, Serve, TempDir, authtime, chronyd_with_socket, free_udp_port, plain_reply_header,
+    text, text_of, wait_bounded,
 };
 
 /// chrony's `SOCK` magic number, "SOCK" (refclock_sock.c).
@@ -293,18 +293,7 @@ struct Reply {
 
 /// A plain mode-3 request to `target`, and the header of its reply.
 fn ask(target: SocketAddr) -> Reply {
-    let socket = UdpSocket::bind("127.0.0.1:0").expect("bind");
-    socket
-        .set_read_timeout(Some(Duration::from_secs(2)))
-        .expect("timeout");
-    let mut request = [0u8; 48];
-    request[0] = 0x23; // leap 0, version 4, mode 3
-    request[40..48].copy_from_slice(&0x0123_4567_89ab_cdef_u64.to_be_bytes());
-    socket.send_to(&request, target).expect("send");
-    let mut reply = [0u8; 128];
-    let (n, _) = socket.recv_from(&mut reply).expect("a reply");
-    assert!(n >= 48, "{n} bytes");
-    assert_eq!(reply[0] & 0x07, 4, "mode 4");
+    let reply = plain_reply_header(target);
     let short = |at: usize| {
         f64::from(u32::from_be_bytes(reply[at..at + 4].try_into().expect("4"))) * NTP_SHORT_UNIT
     };

@@ -427,6 +427,26 @@ pub(crate) fn chronyd_command(conf: &Path, args: &[&str]) -> Command {
     command
 }
 
+/// The first 24 bytes (up to the reference time) of the reply to a plain
+/// mode-3 request sent to `target` (2 s at most); the reply is a mode-4
+/// header.
+#[allow(dead_code, reason = "not every test binary asks a server this way")]
+pub(crate) fn plain_reply_header(target: SocketAddr) -> [u8; 24] {
+    let socket = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    socket
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .expect("timeout");
+    let mut request = [0u8; 48];
+    request[0] = 0x23; // leap 0, version 4, mode 3
+    request[40..48].copy_from_slice(&0x1234_5678_9abc_def0_u64.to_be_bytes());
+    socket.send_to(&request, target).expect("send");
+    let mut reply = [0u8; 128];
+    let (n, _) = socket.recv_from(&mut reply).expect("a reply");
+    assert!(n >= 48, "{n} bytes");
+    assert_eq!(reply[0] & 0x07, 4, "mode 4");
+    reply[..24].try_into().expect("24 bytes")
+}
+
 /// chronyd started in the foreground (`-x -d`, the host clock untouched) on
 /// configuration `conf`, logging to `log`, once it has made its command
 /// socket `socket` (10 s at most).
