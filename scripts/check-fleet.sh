@@ -31,19 +31,14 @@ if [ "$(id -u)" != 0 ]; then
 fi
 scripts/ensure-packages.sh podman runc mmdebstrap python3 python3-yaml >&2
 scratch="$(mktemp -d)"
-export CONTAINERS_CONF="$scratch/containers.conf"
-cat >"$CONTAINERS_CONF" <<'EOF'
-[containers]
-default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
-[engine]
-runtime = "runc"
-EOF
+# shellcheck source=scripts/podman-env.sh
+. scripts/podman-env.sh
+podman_conf "$scratch"
 prefix="at$$-"
 net="${prefix}fleet"
 pods=()
 client="${prefix}client"
 # The image tags a run loads and that were not there before it go at the end.
-images_of_ours() { podman images --format '{{.Repository}}:{{.Tag}}' 2>/dev/null | { grep -E '^localhost/authtime(d|-redis):' || true; } | sort; }
 images_before="$(images_of_ours)"
 cleanup() {
     podman rm -f -v -t 1 "$client" >/dev/null 2>&1 || true
