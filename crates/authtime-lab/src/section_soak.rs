@@ -209,16 +209,7 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
                         error: None,
                         ke: None,
                     },
-                    Err(e) => LoadChunk {
-                        load: name,
-                        start_s: t0,
-                        end_s: t(),
-                        sent: 0,
-                        answered: 0,
-                        cookie_failures: 0,
-                        error: Some(e),
-                        ke: None,
-                    },
+                    Err(e) => LoadChunk::failed(name, t0, t(), e),
                 };
                 chunks.lock().expect("chunks").push(c);
             }
@@ -256,16 +247,12 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
                     match Generator::new(nts_opts.clone()) {
                         Ok(g) => generator = Some(g),
                         Err(e) => {
-                            chunks.lock().expect("chunks").push(LoadChunk {
-                                load: "nts",
-                                start_s: t0,
-                                end_s: t(),
-                                sent: 0,
-                                answered: 0,
-                                cookie_failures: 0,
-                                error: Some(e),
-                                ke: None,
-                            });
+                            chunks.lock().expect("chunks").push(LoadChunk::failed(
+                                "nts",
+                                t0,
+                                t(),
+                                e,
+                            ));
                             std::thread::sleep(Duration::from_secs(1));
                             continue;
                         }
@@ -285,16 +272,7 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
                     },
                     Err(e) => {
                         generator = None;
-                        LoadChunk {
-                            load: "nts",
-                            start_s: t0,
-                            end_s: t(),
-                            sent: 0,
-                            answered: 0,
-                            cookie_failures: 0,
-                            error: Some(e),
-                            ke: None,
-                        }
+                        LoadChunk::failed("nts", t0, t(), e)
                     }
                 };
                 chunks.lock().expect("chunks").push(c);
@@ -329,16 +307,7 @@ pub fn run(opts: &SoakOptions, progress: &mut Progress<'_>) -> Result<Section, S
                         error: None,
                         ke: None,
                     },
-                    Err(e) => LoadChunk {
-                        load: "roughtime",
-                        start_s: t0,
-                        end_s: t(),
-                        sent: 0,
-                        answered: 0,
-                        cookie_failures: 0,
-                        error: Some(e),
-                        ke: None,
-                    },
+                    Err(e) => LoadChunk::failed("roughtime", t0, t(), e),
                 };
                 chunks.lock().expect("chunks").push(c);
                 let left = (t0 + chunk_len.as_secs_f64() - t()).max(0.0);

@@ -109,6 +109,23 @@ pub struct LoadChunk {
     pub ke: Option<(u64, String)>,
 }
 
+impl LoadChunk {
+    /// A chunk whose generator failed to run (nothing sent).
+    #[must_use]
+    pub fn failed(load: &'static str, start_s: f64, end_s: f64, error: String) -> Self {
+        Self {
+            load,
+            start_s,
+            end_s,
+            sent: 0,
+            answered: 0,
+            cookie_failures: 0,
+            error: Some(error),
+            ke: None,
+        }
+    }
+}
+
 /// Whether a counter sample counts errors (its name or labels say so).
 #[must_use]
 pub fn is_error_series(series: &str) -> bool {
