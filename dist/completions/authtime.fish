@@ -246,7 +246,7 @@ complete -c authtime -n "__fish_authtime_using_subcommand broadcast; and __fish_
 complete -c authtime -n "__fish_authtime_using_subcommand broadcast; and __fish_seen_subcommand_from help" -f -a "listen" -d 'Bootstrap from a broadcast server, join its group and report authenticated time samples'
 complete -c authtime -n "__fish_authtime_using_subcommand broadcast; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c authtime -n "__fish_authtime_using_subcommand status" -l config -d 'The configuration file of `authtime serve` (default: its embedded defaults, as `./run.sh` starts it)' -r -F
-complete -c authtime -n "__fish_authtime_using_subcommand status" -l server -d 'Also ask the running server at HOST[:PORT] (plain NTP, port 123 by default) what it announces, and show it beside the reading; with a [metrics] endpoint in the configuration, also what its metrics say about the time it served (modes, timestamp sources, transmit error)' -r
+complete -c authtime -n "__fish_authtime_using_subcommand status" -l server -d 'Also ask the running server at HOST[:PORT] (plain NTP, port 123 by default) what it announces, and show it beside the reading; with a [metrics] endpoint in the configuration, also what its metrics say about the time it served (modes, timestamp sources, transmit error) and about its clients (counts, rates, top talkers)' -r
 complete -c authtime -n "__fish_authtime_using_subcommand status" -l json -d 'Print a JSON object instead of text'
 complete -c authtime -n "__fish_authtime_using_subcommand status" -s h -l help -d 'Print help'
 complete -c authtime -n "__fish_authtime_using_subcommand status" -s V -l version -d 'Print version'

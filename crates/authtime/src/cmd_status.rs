@@ -31,7 +31,8 @@ pub struct StatusArgs {
     /// Also ask the running server at HOST[:PORT] (plain NTP, port 123 by
     /// default) what it announces, and show it beside the reading; with a
     /// [metrics] endpoint in the configuration, also what its metrics say
-    /// about the time it served (modes, timestamp sources, transmit error).
+    /// about the time it served (modes, timestamp sources, transmit error)
+    /// and about its clients (counts, rates, top talkers).
     #[arg(long, value_name = "HOST[:PORT]")]
     pub server: Option<String>,
     /// Print a JSON object instead of text.
@@ -51,7 +52,9 @@ pub const STATUS_HELP: &str = "Reads the clock-state source of the configuration
      query) and what it announces is printed beside the reading; with a [metrics] endpoint in \
      the configuration, what the server measured about the time it served is read from it: \
      replies by mode (basic, interleaved), timestamps by source (daemon, kernel, hardware), \
-     the error of its basic transmit timestamps, stale and dropped requests. The exit code \
+     the error of its basic transmit timestamps, stale and dropped requests, and who its \
+     clients are (distinct clients by protocol, limited and refused ones, request rates, \
+     the top talkers from its /clients page; docs/clients.md). The exit code \
      follows the reading, and is 3 as well when the server gives no usable answer, so that \
      `authtime status --server` serves as a health check (the container image's).\n\nExamples:\n  authtime status\n  authtime status --config \
      /etc/authtime/authtime.toml --server 127.0.0.1 --json";
