@@ -421,9 +421,7 @@ fn batch_x86(ops: &mut [SivOp<'_>]) -> bool {
             SivOp::Skip => {}
         }
     }
-    for t in &mut v {
-        t.zeroize();
-    }
+    crate::wipe(v.as_flattened_mut());
     true
 }
 

@@ -42,6 +42,11 @@ mod sha512_many;
 mod siphash;
 mod siv_portable;
 mod tag;
+#[expect(
+    unsafe_code,
+    reason = "volatile stores that the compiler may not elide; each has a SAFETY comment"
+)]
+mod wipe;
 
 pub use aes_siv::{AesSiv, SIV_TAG_LEN, SivKeyRef, SivOp};
 pub use algorithm::{Algorithm, AlgorithmInfo};
@@ -54,3 +59,4 @@ pub use partial::{PIECE_LEN, PartialMac, PartialSpec, detection_probability};
 pub use sealer::{NonceSealer, SealedTag, open_sealed};
 pub use sha512_many::{sha512_many, sha512_many_with_isa};
 pub use tag::{MAX_TAG_LEN, Tag, ct_bytes_eq};
+pub use wipe::wipe;

@@ -16,7 +16,7 @@ use core::fmt;
 use aes_gcm_siv::Aes128GcmSiv;
 use aes_gcm_siv::aead::{AeadInOut, KeyInit};
 use authtime_mac::AesSiv;
-use zeroize::{Zeroize, ZeroizeOnDrop};
+use zeroize::ZeroizeOnDrop;
 
 /// Bytes of authentication tag every NTS AEAD adds (RFC 5297, RFC 8452).
 pub const TAG_LEN: usize = 16;
@@ -479,7 +479,7 @@ fn open_with_headers(
 
 impl Drop for AeadKey {
     fn drop(&mut self) {
-        self.bytes.zeroize();
+        authtime_mac::wipe(&mut self.bytes);
     }
 }
 

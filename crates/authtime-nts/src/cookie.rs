@@ -16,8 +16,6 @@
 
 use core::fmt;
 
-use zeroize::Zeroize;
-
 use crate::aead::{AeadAlgorithm, AeadError, AeadKey, MAX_KEY_LEN, TAG_LEN};
 use crate::key_ring::{KeyRing, MasterKey};
 
@@ -219,7 +217,7 @@ pub fn open_cookie(
         .open(nonce, &[], ciphertext, &mut plaintext)
         .map_err(|_| CookieError::Undecryptable { id })
         .and_then(|n| parse_plaintext(plaintext.get(..n).unwrap_or_default(), id));
-    plaintext.zeroize();
+    authtime_mac::wipe(&mut plaintext);
     result
 }
 

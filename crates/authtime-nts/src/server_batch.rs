@@ -20,9 +20,8 @@
 use core::fmt;
 use core::ops::Range;
 
-use authtime_mac::{AesSiv, SivKeyRef, SivOp};
+use authtime_mac::{AesSiv, SivKeyRef, SivOp, wipe};
 use authtime_wire::{Header, Mode};
-use zeroize::Zeroize;
 
 use crate::aead::{AeadAlgorithm, AeadKey, MAX_KEY_LEN, TAG_LEN};
 use crate::cookie::{
@@ -85,7 +84,7 @@ impl PreparedNts {
 impl Drop for PreparedNts {
     fn drop(&mut self) {
         if let Step::Reply { s2c, .. } = &mut self.step {
-            s2c.zeroize();
+            wipe(s2c);
         }
     }
 }
@@ -142,8 +141,8 @@ struct Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        self.c2s.zeroize();
-        self.s2c.zeroize();
+        wipe(&mut self.c2s);
+        wipe(&mut self.s2c);
     }
 }
 
@@ -245,9 +244,7 @@ impl NtsServer {
                     }
                 }
             }
-            for p in &mut plain {
-                p.zeroize();
-            }
+            wipe(plain.as_flattened_mut());
         }
 
         // The reply layouts and the fresh cookies' plaintexts.
@@ -372,9 +369,7 @@ impl NtsServer {
                 }
             };
         }
-        for p in &mut request_plain {
-            p.zeroize();
-        }
+        wipe(request_plain.as_flattened_mut());
     }
 
     /// Phase two for one request of [`NtsServer::prepare_batch`]: completes
