@@ -104,14 +104,17 @@ impl<const N: usize> RecvBatch<N> {
         // SAFETY: every header points at a buffer, address and control area
         // of `self` with the lengths given above, all alive and exclusively
         // borrowed for the call; the count is the array's length; a null
-        // timeout means the socket's own read timeout applies.
+        // timeout means the socket's own read timeout applies. The raw
+        // system call, not glibc's cancellation-point wrapper (see
+        // `send::send_to`).
         let n = unsafe {
-            libc::recvmmsg(
+            libc::syscall(
+                libc::SYS_recvmmsg,
                 socket.as_raw_fd(),
                 self.headers.as_mut_ptr(),
                 N as libc::c_uint,
                 libc::MSG_WAITFORONE,
-                ptr::null_mut(),
+                ptr::null_mut::<libc::timespec>(),
             )
         };
         if n < 0 {
