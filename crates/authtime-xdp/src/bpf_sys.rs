@@ -225,14 +225,11 @@ pub(crate) struct TestRun {
     pub(crate) action: u32,
     /// Bytes of `out` written: the metadata, then the frame.
     pub(crate) out_len: usize,
-    /// `struct xdp_md` afterwards: `data` is the metadata's length.
-    pub(crate) ctx: [u32; 6],
 }
 
 /// Runs `prog` once on `frame` in the kernel (BPF_PROG_TEST_RUN), writing
 /// the metadata and frame it leaves into `out`.
 pub(crate) fn test_run(prog: BorrowedFd<'_>, frame: &[u8], out: &mut [u8]) -> io::Result<TestRun> {
-    let mut ctx = [0u32; 6];
     let mut attr = TestRunAttr {
         prog_fd: prog.as_raw_fd() as u32,
         data_size_in: frame.len() as u32,
@@ -240,16 +237,13 @@ pub(crate) fn test_run(prog: BorrowedFd<'_>, frame: &[u8], out: &mut [u8]) -> io
         data_in: frame.as_ptr() as u64,
         data_out: out.as_mut_ptr() as u64,
         repeat: 1,
-        ctx_size_out: size_of::<[u32; 6]>() as u32,
-        ctx_out: ctx.as_mut_ptr() as u64,
         ..Default::default()
     };
-    // SAFETY: data_in, data_out and ctx_out point at live buffers of the
-    // sizes given; the kernel reads the first and writes the other two.
+    // SAFETY: data_in and data_out point at live buffers of the sizes
+    // given; the kernel reads the first and writes the second.
     unsafe { sys_bpf(BPF_PROG_TEST_RUN, &mut attr) }?;
     Ok(TestRun {
         action: attr.retval,
         out_len: attr.data_size_out as usize,
-        ctx,
     })
 }

@@ -60,26 +60,7 @@ impl LoadedProgram {
         let map = bpf_sys::create_xskmap(queues)
             .map_err(|e| Error::from_sys("BPF_MAP_CREATE (XSKMAP)", LOADER_CAPS, e))?;
         let insns = spec.instructions(raw(&map))?;
-        let prog = match bpf_sys::load_xdp(&insns, None) {
-            Ok(prog) => prog,
-            Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
-                return Err(Error::from_sys("BPF_PROG_LOAD (XDP)", LOADER_CAPS, e));
-            }
-            Err(_) => {
-                let mut log = vec![0u8; LOG_SIZE];
-                match bpf_sys::load_xdp(&insns, Some(&mut log)) {
-                    // Loaded the second time: a transient failure.
-                    Ok(prog) => prog,
-                    Err(source) => {
-                        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-                        return Err(Error::ProgramRejected {
-                            source,
-                            log: String::from_utf8_lossy(&log[..end]).into_owned(),
-                        });
-                    }
-                }
-            }
-        };
+        let prog = load_insns(&insns)?;
         Ok(Self { prog, map, queues })
     }
 
@@ -94,9 +75,10 @@ impl LoadedProgram {
         let mut out = vec![0u8; frame.len() + 256];
         let run = bpf_sys::test_run(self.prog.as_fd(), frame, &mut out)
             .map_err(|e| Error::from_sys("BPF_PROG_TEST_RUN", LOADER_CAPS, e))?;
-        // After the run, xdp_md.data is the offset of the frame in the
-        // output, that is the metadata's length.
-        let meta_len = (run.ctx[0] as usize).min(run.out_len);
+        // The output is the metadata, then the frame, which the program
+        // never resizes. (Asking for the xdp_md back would need one passed
+        // in, with data_end set, or the kernel runs on an empty frame.)
+        let meta_len = run.out_len.saturating_sub(frame.len());
         Ok(TestVerdict {
             action: run.action,
             meta: out[..meta_len].to_vec(),
@@ -118,6 +100,28 @@ impl LoadedProgram {
         })?;
         bpf_sys::pin(self.prog.as_fd(), &c)
             .map_err(|e| Error::from_sys("BPF_OBJ_PIN", LOADER_CAPS, e))
+    }
+}
+
+/// Loads `insns` as an XDP program; on failure, loads again with the
+/// verifier's log on and returns it.
+fn load_insns(insns: &[crate::insn::Insn]) -> Result<OwnedFd, Error> {
+    match bpf_sys::load_xdp(insns, None) {
+        Ok(prog) => Ok(prog),
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
+            Err(Error::from_sys("BPF_PROG_LOAD (XDP)", LOADER_CAPS, e))
+        }
+        Err(_) => {
+            let mut log = vec![0u8; LOG_SIZE];
+            // Loaded the second time: the first failure was transient.
+            bpf_sys::load_xdp(insns, Some(&mut log)).map_err(|source| {
+                let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+                Error::ProgramRejected {
+                    source,
+                    log: String::from_utf8_lossy(&log[..end]).into_owned(),
+                }
+            })
+        }
     }
 }
 
@@ -226,5 +230,30 @@ impl Attachment {
     /// Detaches now (dropping does the same).
     pub fn detach(self) {
         drop(self.link);
+    }
+}
+
+
+#[cfg(test)]
+#[allow(unsafe_code, reason = "geteuid, to skip without root")]
+mod tests {
+    use super::*;
+    use crate::insn;
+
+    /// Needs root (bpf(2)); skipped otherwise.
+    #[test]
+    fn a_rejected_program_comes_back_with_the_verifier_log() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: needs root for bpf(2)");
+            return;
+        }
+        // `exit` with R0 never written: the verifier refuses it.
+        let e = load_insns(&[insn::exit()]).expect_err("rejected");
+        let Error::ProgramRejected { log, .. } = &e else {
+            panic!("{e}");
+        };
+        assert!(log.contains("R0 !read_ok"), "{log}");
+        assert!(e.to_string().contains("verifier log"), "{e}");
     }
 }

@@ -231,8 +231,10 @@ mod tests {
         seen.extend(out);
         assert_eq!(seen, (0..next).collect::<Vec<_>>());
         assert!(next > 40, "the ring moved {next} entries");
+        // The index went past u32::MAX and on from 0.
         let producer = ring.words[0].load(Ordering::Relaxed);
-        assert!(producer < 100, "the producer index wrapped: {producer}");
+        assert_eq!(producer, (u32::MAX - 5).wrapping_add(next as u32));
+        assert!(producer < 1000, "the producer index did not wrap: {producer}");
     }
 
     #[test]
