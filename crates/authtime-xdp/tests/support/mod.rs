@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Why these tests cannot run here, if they cannot.
-pub fn unavailable() -> Option<String> {
+pub(crate) fn unavailable() -> Option<String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Some("needs root (network namespaces, bpf(2), AF_XDP)".into());
@@ -36,7 +36,7 @@ macro_rules! skip_unless_root {
 }
 
 /// Runs `ip ARGS`; its standard output, or its standard error as the error.
-pub fn ip(args: &[&str]) -> Result<String, String> {
+pub(crate) fn ip(args: &[&str]) -> Result<String, String> {
     let out = Command::new("ip")
         .args(args)
         .stdin(Stdio::null())
@@ -52,16 +52,16 @@ pub fn ip(args: &[&str]) -> Result<String, String> {
 /// Server and client namespaces joined by a veth pair; deleted (with the
 /// pair) on drop, on every path.
 #[derive(Debug)]
-pub struct Pair {
-    pub server: String,
-    pub client: String,
+pub(crate) struct Pair {
+    pub(crate) server: String,
+    pub(crate) client: String,
     /// Veth ends: in the server namespace, in the client namespace.
-    pub server_if: String,
-    pub client_if: String,
-    pub server_v4: Ipv4Addr,
-    pub client_v4: Ipv4Addr,
-    pub server_v6: Ipv6Addr,
-    pub client_v6: Ipv6Addr,
+    pub(crate) server_if: String,
+    pub(crate) client_if: String,
+    pub(crate) server_v4: Ipv4Addr,
+    pub(crate) client_v4: Ipv4Addr,
+    pub(crate) server_v6: Ipv6Addr,
+    pub(crate) client_v6: Ipv6Addr,
 }
 
 impl Pair {
@@ -69,7 +69,7 @@ impl Pair {
     /// and `xPIDTAGc` (`tag` of at most 3 bytes keeps names under 16),
     /// 10.202.0.1/24 and fd00:202::1/64 on the server end, .2 and ::2 on
     /// the client's, every link up.
-    pub fn create(tag: &str) -> Result<Self, String> {
+    pub(crate) fn create(tag: &str) -> Result<Self, String> {
         let pid = std::process::id();
         let pair = Self {
             server: format!("atx-{tag}-srv-{pid}"),
@@ -102,13 +102,13 @@ impl Pair {
 
     /// The XDP part of `ip -d link show` for the server's veth end: empty
     /// when no program is attached.
-    pub fn server_xdp(&self) -> String {
+    pub(crate) fn server_xdp(&self) -> String {
         xdp_state(&self.server, &self.server_if)
     }
 
     /// Waits up to 2 s for the server end to have no XDP program; the last
     /// state seen when it still has one.
-    pub fn wait_server_detached(&self) -> Result<(), String> {
+    pub(crate) fn wait_server_detached(&self) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(2);
         loop {
             let state = self.server_xdp();
@@ -133,7 +133,7 @@ impl Drop for Pair {
 
 /// The lines of `ip -d link show dev DEV` in namespace `ns` that speak of
 /// XDP (`xdp` / `xdpgeneric` / `prog/xdp`), joined; empty when none do.
-pub fn xdp_state(ns: &str, dev: &str) -> String {
+pub(crate) fn xdp_state(ns: &str, dev: &str) -> String {
     let out = ip(&["-n", ns, "-d", "link", "show", "dev", dev]).unwrap_or_else(|e| e);
     out.lines()
         .flat_map(str::split_whitespace)
@@ -144,7 +144,7 @@ pub fn xdp_state(ns: &str, dev: &str) -> String {
 
 /// Runs `f` on a new thread inside network namespace `name` and returns its
 /// result; the calling thread stays where it is.
-pub fn run_in<T: Send>(name: &str, f: impl FnOnce() -> T + Send) -> T {
+pub(crate) fn run_in<T: Send>(name: &str, f: impl FnOnce() -> T + Send) -> T {
     let path = format!("/run/netns/{name}");
     let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
     std::thread::scope(|scope| {
@@ -163,7 +163,7 @@ pub fn run_in<T: Send>(name: &str, f: impl FnOnce() -> T + Send) -> T {
 
 /// Enters namespace `name` on the calling thread, for good (child
 /// processes that do nothing else).
-pub fn enter(name: &str) {
+pub(crate) fn enter(name: &str) {
     let path = format!("/run/netns/{name}");
     let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
     // SAFETY: as in run_in.
@@ -191,7 +191,7 @@ fn finish(mut sum: u32) -> u16 {
 }
 
 /// An Ethernet + IPv4 + UDP frame.
-pub fn udp4_frame(src_mac: [u8; 6], dst_mac: [u8; 6], src: (Ipv4Addr, u16), dst: (Ipv4Addr, u16), payload: &[u8]) -> Vec<u8> {
+pub(crate) fn udp4_frame(src_mac: [u8; 6], dst_mac: [u8; 6], src: (Ipv4Addr, u16), dst: (Ipv4Addr, u16), payload: &[u8]) -> Vec<u8> {
     let mut f = Vec::new();
     f.extend_from_slice(&dst_mac);
     f.extend_from_slice(&src_mac);
@@ -228,7 +228,7 @@ pub fn udp4_frame(src_mac: [u8; 6], dst_mac: [u8; 6], src: (Ipv4Addr, u16), dst:
 }
 
 /// An Ethernet + IPv6 + UDP frame.
-pub fn udp6_frame(src_mac: [u8; 6], dst_mac: [u8; 6], src: (Ipv6Addr, u16), dst: (Ipv6Addr, u16), payload: &[u8]) -> Vec<u8> {
+pub(crate) fn udp6_frame(src_mac: [u8; 6], dst_mac: [u8; 6], src: (Ipv6Addr, u16), dst: (Ipv6Addr, u16), payload: &[u8]) -> Vec<u8> {
     let mut f = Vec::new();
     f.extend_from_slice(&dst_mac);
     f.extend_from_slice(&src_mac);
@@ -262,18 +262,18 @@ pub fn udp6_frame(src_mac: [u8; 6], dst_mac: [u8; 6], src: (Ipv6Addr, u16), dst:
 
 /// A received Ethernet + IPv4/IPv6 + UDP frame, taken apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Udp {
-    pub src_mac: [u8; 6],
-    pub dst_mac: [u8; 6],
-    pub src: std::net::SocketAddr,
-    pub dst: std::net::SocketAddr,
-    pub payload: Vec<u8>,
+pub(crate) struct Udp {
+    pub(crate) src_mac: [u8; 6],
+    pub(crate) dst_mac: [u8; 6],
+    pub(crate) src: std::net::SocketAddr,
+    pub(crate) dst: std::net::SocketAddr,
+    pub(crate) payload: Vec<u8>,
 }
 
 /// Parses an untagged Ethernet frame of IPv4 (no options) or IPv6 (no
 /// extension headers) carrying UDP, checking the IPv4 header checksum and
 /// the UDP length.
-pub fn parse_udp(f: &[u8]) -> Option<Udp> {
+pub(crate) fn parse_udp(f: &[u8]) -> Option<Udp> {
     let mac = |b: &[u8]| -> [u8; 6] { b.try_into().unwrap_or([0; 6]) };
     let (dst_mac, src_mac) = (mac(&f[0..6]), mac(&f[6..12]));
     let (src_ip, dst_ip, udp): (std::net::IpAddr, std::net::IpAddr, &[u8]) = match u16::from_be_bytes([f[12], f[13]]) {
@@ -314,7 +314,7 @@ pub fn parse_udp(f: &[u8]) -> Option<Udp> {
 
 /// The reply to `request` with `payload`: addresses and ports swapped,
 /// checksums computed.
-pub fn reply_frame(request: &Udp, payload: &[u8]) -> Vec<u8> {
+pub(crate) fn reply_frame(request: &Udp, payload: &[u8]) -> Vec<u8> {
     match (request.dst, request.src) {
         (std::net::SocketAddr::V4(me), std::net::SocketAddr::V4(peer)) => udp4_frame(
             request.dst_mac,
