@@ -111,14 +111,7 @@ struct LinkCreateAttr {
 unsafe fn sys_bpf<T>(cmd: libc::c_long, attr: &mut T) -> io::Result<libc::c_long> {
     // SAFETY: `attr` is a live, exclusively borrowed attribute of the size
     // passed; the pointers inside it are the caller's promise.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            cmd,
-            std::ptr::from_mut(attr),
-            size_of::<T>(),
-        )
-    };
+    let r = unsafe { libc::syscall(libc::SYS_bpf, cmd, std::ptr::from_mut(attr), size_of::<T>()) };
     if r < 0 {
         Err(io::Error::last_os_error())
     } else {

@@ -82,8 +82,14 @@ mod tests {
 
     #[test]
     fn the_difference_rounds_to_whole_seconds() {
-        assert_eq!(TaiOffset::from_difference_ns(37 * 1_000_000_000 + 1_234).seconds(), 37);
-        assert_eq!(TaiOffset::from_difference_ns(36 * 1_000_000_000 + 999_999_000).seconds(), 37);
+        assert_eq!(
+            TaiOffset::from_difference_ns(37 * 1_000_000_000 + 1_234).seconds(),
+            37
+        );
+        assert_eq!(
+            TaiOffset::from_difference_ns(36 * 1_000_000_000 + 999_999_000).seconds(),
+            37
+        );
         assert_eq!(TaiOffset::from_difference_ns(-800).seconds(), 0);
         assert_eq!(TaiOffset::from_difference_ns(0).seconds(), 0);
     }
@@ -104,7 +110,9 @@ mod tests {
         let tai = u64::try_from(now_ns(libc::CLOCK_TAI).expect("tai")).expect("positive");
         let converted = off.tai_to_system_time(tai);
         let real = SystemTime::now();
-        let gap = real.duration_since(converted).unwrap_or_else(|e| e.duration());
+        let gap = real
+            .duration_since(converted)
+            .unwrap_or_else(|e| e.duration());
         assert!(gap < Duration::from_millis(100), "{gap:?}");
     }
 }

@@ -136,7 +136,10 @@ impl fmt::Display for Error {
                 "another AF_XDP socket is bound to {ifname} queue {queue}"
             ),
             Self::ProgramRejected { source, log } => {
-                write!(f, "the kernel's verifier rejected the XDP program ({source})")?;
+                write!(
+                    f,
+                    "the kernel's verifier rejected the XDP program ({source})"
+                )?;
                 if log.trim().is_empty() {
                     Ok(())
                 } else {

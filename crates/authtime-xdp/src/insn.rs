@@ -142,12 +142,24 @@ pub(crate) const fn add64_imm(dst: Reg, imm: i32) -> Insn {
 
 /// `dst = *(size *)(src + off)`, zero-extended.
 pub(crate) const fn load(size: Size, dst: Reg, src: Reg, off: i16) -> Insn {
-    Insn::new(CLASS_LDX | MODE_MEM | size.bits(), dst as u8, src as u8, off, 0)
+    Insn::new(
+        CLASS_LDX | MODE_MEM | size.bits(),
+        dst as u8,
+        src as u8,
+        off,
+        0,
+    )
 }
 
 /// `*(size *)(dst + off) = src`.
 pub(crate) const fn store_reg(size: Size, dst: Reg, off: i16, src: Reg) -> Insn {
-    Insn::new(CLASS_STX | MODE_MEM | size.bits(), dst as u8, src as u8, off, 0)
+    Insn::new(
+        CLASS_STX | MODE_MEM | size.bits(),
+        dst as u8,
+        src as u8,
+        off,
+        0,
+    )
 }
 
 /// `*(size *)(dst + off) = imm`.
@@ -159,7 +171,13 @@ pub(crate) const fn store_imm(size: Size, dst: Reg, off: i16, imm: i32) -> Insn 
 /// immediate load (two slots) with `src_reg` [`PSEUDO_MAP_FD`].
 pub(crate) const fn load_map_fd(dst: Reg, fd: i32) -> [Insn; 2] {
     [
-        Insn::new(CLASS_LD | MODE_IMM | Size::Dw.bits(), dst as u8, PSEUDO_MAP_FD, 0, fd),
+        Insn::new(
+            CLASS_LD | MODE_IMM | Size::Dw.bits(),
+            dst as u8,
+            PSEUDO_MAP_FD,
+            0,
+            fd,
+        ),
         Insn::new(0, 0, 0, 0, 0),
     ]
 }
@@ -217,8 +235,14 @@ mod tests {
 
     #[test]
     fn mov_and_exit_encode_as_clang_emits_them() {
-        assert_eq!(mov64_imm(Reg::R0, 2).encode(), [0xb7, 0x00, 0, 0, 2, 0, 0, 0]);
-        assert_eq!(mov64_reg(Reg::R6, Reg::R1).encode(), [0xbf, 0x16, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            mov64_imm(Reg::R0, 2).encode(),
+            [0xb7, 0x00, 0, 0, 2, 0, 0, 0]
+        );
+        assert_eq!(
+            mov64_reg(Reg::R6, Reg::R1).encode(),
+            [0xbf, 0x16, 0, 0, 0, 0, 0, 0]
+        );
         assert_eq!(exit().encode(), [0x95, 0, 0, 0, 0, 0, 0, 0]);
     }
 
@@ -234,12 +258,24 @@ mod tests {
     #[test]
     fn loads_and_stores_encode_size_and_registers() {
         // r2 = *(u32 *)(r1 + 0): xdp_md->data.
-        assert_eq!(load(Size::W, Reg::R2, Reg::R1, 0).encode(), [0x61, 0x12, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            load(Size::W, Reg::R2, Reg::R1, 0).encode(),
+            [0x61, 0x12, 0, 0, 0, 0, 0, 0]
+        );
         // r5 = *(u16 *)(r2 + 12): the EtherType.
-        assert_eq!(load(Size::H, Reg::R5, Reg::R2, 12).encode(), [0x69, 0x25, 12, 0, 0, 0, 0, 0]);
-        assert_eq!(load(Size::B, Reg::R5, Reg::R2, 23).encode(), [0x71, 0x25, 23, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            load(Size::H, Reg::R5, Reg::R2, 12).encode(),
+            [0x69, 0x25, 12, 0, 0, 0, 0, 0]
+        );
+        assert_eq!(
+            load(Size::B, Reg::R5, Reg::R2, 23).encode(),
+            [0x71, 0x25, 23, 0, 0, 0, 0, 0]
+        );
         // *(u64 *)(r2 + 0) = r7.
-        assert_eq!(store_reg(Size::Dw, Reg::R2, 0, Reg::R7).encode(), [0x7b, 0x72, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            store_reg(Size::Dw, Reg::R2, 0, Reg::R7).encode(),
+            [0x7b, 0x72, 0, 0, 0, 0, 0, 0]
+        );
         // *(u32 *)(r2 + 8) = 0x12345678.
         assert_eq!(
             store_imm(Size::W, Reg::R2, 8, 0x1234_5678).encode(),
@@ -256,11 +292,26 @@ mod tests {
 
     #[test]
     fn jumps_and_calls_encode_as_clang_emits_them() {
-        assert_eq!(jgt_reg(Reg::R4, Reg::R3, 7).encode(), [0x2d, 0x34, 7, 0, 0, 0, 0, 0]);
-        assert_eq!(jeq_imm(Reg::R5, 0x0008, 3).encode(), [0x15, 0x05, 3, 0, 8, 0, 0, 0]);
-        assert_eq!(jne_imm(Reg::R5, 17, 9).encode(), [0x55, 0x05, 9, 0, 17, 0, 0, 0]);
-        assert_eq!(jne32_imm(Reg::R5, -1, 2).encode(), [0x56, 0x05, 2, 0, 0xff, 0xff, 0xff, 0xff]);
-        assert_eq!(jset_imm(Reg::R5, 0xff3f, 1).encode(), [0x45, 0x05, 1, 0, 0x3f, 0xff, 0, 0]);
+        assert_eq!(
+            jgt_reg(Reg::R4, Reg::R3, 7).encode(),
+            [0x2d, 0x34, 7, 0, 0, 0, 0, 0]
+        );
+        assert_eq!(
+            jeq_imm(Reg::R5, 0x0008, 3).encode(),
+            [0x15, 0x05, 3, 0, 8, 0, 0, 0]
+        );
+        assert_eq!(
+            jne_imm(Reg::R5, 17, 9).encode(),
+            [0x55, 0x05, 9, 0, 17, 0, 0, 0]
+        );
+        assert_eq!(
+            jne32_imm(Reg::R5, -1, 2).encode(),
+            [0x56, 0x05, 2, 0, 0xff, 0xff, 0xff, 0xff]
+        );
+        assert_eq!(
+            jset_imm(Reg::R5, 0xff3f, 1).encode(),
+            [0x45, 0x05, 1, 0, 0x3f, 0xff, 0, 0]
+        );
         // bpf_redirect_map is helper 51.
         assert_eq!(call(51).encode(), [0x85, 0, 0, 0, 51, 0, 0, 0]);
     }

@@ -46,12 +46,21 @@
 //! with the kernel; each module that has it says so, and each block says
 //! why it is sound. Linux only. See docs/xdp.md, "Kernel side".
 
-#[expect(unsafe_code, reason = "bpf(2) is FFI with pointers in its attributes; each block has a SAFETY comment")]
+#[expect(
+    unsafe_code,
+    reason = "bpf(2) is FFI with pointers in its attributes; each block has a SAFETY comment"
+)]
 mod bpf_sys;
-#[expect(unsafe_code, reason = "clock_gettime is FFI; each block has a SAFETY comment")]
+#[expect(
+    unsafe_code,
+    reason = "clock_gettime is FFI; each block has a SAFETY comment"
+)]
 mod clock;
 mod error;
-#[expect(unsafe_code, reason = "if_nametoindex and the ethtool ioctl are FFI; each block has a SAFETY comment")]
+#[expect(
+    unsafe_code,
+    reason = "if_nametoindex and the ethtool ioctl are FFI; each block has a SAFETY comment"
+)]
 mod iface;
 mod insn;
 mod link;

@@ -12,11 +12,11 @@
 use std::io;
 use std::os::fd::{AsFd as _, OwnedFd};
 
+use crate::Error;
 use crate::bpf_sys::{self, XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE};
 use crate::iface::Interface;
 use crate::program::ProgramSpec;
 use crate::xsk::Xsk;
-use crate::Error;
 
 /// Capabilities the loader's calls need (the kernel checks CAP_BPF for
 /// loading and CAP_NET_ADMIN for networking programs, XSKMAPs and XDP
@@ -55,7 +55,9 @@ impl LoadedProgram {
     /// [`Error::ProgramRejected`] with the verifier's log.
     pub fn load(spec: &ProgramSpec, queues: u32) -> Result<Self, Error> {
         if queues == 0 {
-            return Err(Error::InvalidConfig("an XSKMAP needs at least one slot".into()));
+            return Err(Error::InvalidConfig(
+                "an XSKMAP needs at least one slot".into(),
+            ));
         }
         let map = bpf_sys::create_xskmap(queues)
             .map_err(|e| Error::from_sys("BPF_MAP_CREATE (XSKMAP)", LOADER_CAPS, e))?;
@@ -168,8 +170,10 @@ impl Attachment {
             AttachMode::Native => XDP_FLAGS_DRV_MODE,
             AttachMode::Generic => XDP_FLAGS_SKB_MODE,
         };
-        let link = bpf_sys::link_xdp(program.prog.as_fd(), interface.index, flags).map_err(
-            |e| match e.raw_os_error() {
+        let link =
+            bpf_sys::link_xdp(program.prog.as_fd(), interface.index, flags).map_err(|e| match e
+                .raw_os_error()
+            {
                 Some(libc::EBUSY | libc::EEXIST) => Error::AlreadyAttached {
                     ifname: ifname.to_owned(),
                 },
@@ -180,8 +184,7 @@ impl Attachment {
                     ifname: ifname.to_owned(),
                 },
                 _ => Error::from_sys("BPF_LINK_CREATE (XDP)", LOADER_CAPS, e),
-            },
-        )?;
+            })?;
         Ok(Self {
             interface,
             mode,
@@ -232,7 +235,6 @@ impl Attachment {
         drop(self.link);
     }
 }
-
 
 #[cfg(test)]
 #[allow(unsafe_code, reason = "geteuid, to skip without root")]

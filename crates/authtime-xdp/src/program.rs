@@ -211,7 +211,10 @@ fn emit_ipv4(a: &mut Asm, which: Family<Ipv4Addr>) {
     a.jump(insn::jne_imm(Reg::R5, IPPROTO_UDP, 0), Label::Pass);
     if let Family::Address(addr) = which {
         a.emit(insn::load(Size::W, Reg::R5, Reg::R2, ip + 16));
-        a.jump(insn::jne32_imm(Reg::R5, be32(addr.octets()), 0), Label::Pass);
+        a.jump(
+            insn::jne32_imm(Reg::R5, be32(addr.octets()), 0),
+            Label::Pass,
+        );
     }
     a.emit(insn::load(Size::H, Reg::R5, Reg::R2, ip + IPV4_LEN + 2));
     a.jump(insn::ja(0), Label::Ports);
@@ -310,7 +313,8 @@ impl Asm {
             let target = self.targets[label as usize]
                 .ok_or(Error::InvalidProgram("a jump to a label never placed"))?;
             // Offsets count from the instruction after the jump.
-            let off = i64::try_from(target).unwrap_or(i64::MAX) - i64::try_from(at + 1).unwrap_or(0);
+            let off =
+                i64::try_from(target).unwrap_or(i64::MAX) - i64::try_from(at + 1).unwrap_or(0);
             self.insns[at].off =
                 i16::try_from(off).map_err(|_| Error::InvalidProgram("a jump too far"))?;
         }
@@ -345,7 +349,10 @@ mod tests {
             .map(|(at, _)| at)
             .zip(jump_targets(&insns))
         {
-            assert!(target > at && target < insns.len(), "jump at {at} to {target}");
+            assert!(
+                target > at && target < insns.len(),
+                "jump at {at} to {target}"
+            );
         }
         // The program ends with `r0 = XDP_PASS; exit`.
         let n = insns.len();
@@ -365,7 +372,10 @@ mod tests {
             .map(|i| i.imm)
             .collect();
         // The EtherType compares come first, then one per port.
-        assert!(port_imms.ends_with(&[be16(123), be16(4460)]), "{port_imms:?}");
+        assert!(
+            port_imms.ends_with(&[be16(123), be16(4460)]),
+            "{port_imms:?}"
+        );
         if cfg!(target_endian = "little") {
             assert_eq!(be16(123), 0x7b00);
             assert_eq!(be16(0x0800), 0x0008);
@@ -403,6 +413,12 @@ mod tests {
         assert!(ProgramSpec::udp_ports(&[]).is_err());
         assert!(ProgramSpec::udp_ports(&[1, 2, 3, 4, 5]).is_err());
         assert!(ProgramSpec::udp_ports(&[0]).is_err());
-        assert_eq!(ProgramSpec::udp_ports(&[1, 2, 3, 4]).expect("4").ports().len(), 4);
+        assert_eq!(
+            ProgramSpec::udp_ports(&[1, 2, 3, 4])
+                .expect("4")
+                .ports()
+                .len(),
+            4
+        );
     }
 }

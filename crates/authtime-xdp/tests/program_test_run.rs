@@ -13,11 +13,23 @@ const A: [u8; 6] = [2, 0, 0, 0, 0, 1];
 const B: [u8; 6] = [2, 0, 0, 0, 0, 2];
 
 fn v4(dst: Ipv4Addr, port: u16) -> Vec<u8> {
-    support::udp4_frame(A, B, (Ipv4Addr::new(10, 202, 0, 2), 40000), (dst, port), b"hello")
+    support::udp4_frame(
+        A,
+        B,
+        (Ipv4Addr::new(10, 202, 0, 2), 40000),
+        (dst, port),
+        b"hello",
+    )
 }
 
 fn v6(dst: Ipv6Addr, port: u16) -> Vec<u8> {
-    support::udp6_frame(A, B, ("fd00:202::2".parse().expect("v6"), 40000), (dst, port), b"hello")
+    support::udp6_frame(
+        A,
+        B,
+        ("fd00:202::2".parse().expect("v6"), 40000),
+        (dst, port),
+        b"hello",
+    )
 }
 
 /// Whether the program took `frame` (wrote its metadata), checking that it
@@ -41,7 +53,8 @@ fn taken(prog: &LoadedProgram, frame: &[u8]) -> bool {
 #[test]
 fn served_udp_is_taken_and_everything_else_passes() {
     skip_unless_root!();
-    let prog = LoadedProgram::load(&ProgramSpec::udp_ports(&[123, 4460]).expect("spec"), 1).expect("load");
+    let prog =
+        LoadedProgram::load(&ProgramSpec::udp_ports(&[123, 4460]).expect("spec"), 1).expect("load");
     let server = Ipv4Addr::new(10, 202, 0, 1);
     let server6: Ipv6Addr = "fd00:202::1".parse().expect("v6");
     assert!(taken(&prog, &v4(server, 123)));
@@ -113,7 +126,9 @@ fn an_address_filter_takes_only_that_address() {
 #[test]
 fn a_family_turned_off_passes() {
     skip_unless_root!();
-    let spec = ProgramSpec::udp_ports(&[123]).expect("spec").ipv6(Family::Off);
+    let spec = ProgramSpec::udp_ports(&[123])
+        .expect("spec")
+        .ipv6(Family::Off);
     let prog = LoadedProgram::load(&spec, 1).expect("load");
     assert!(taken(&prog, &v4(Ipv4Addr::new(10, 202, 0, 1), 123)));
     assert!(!taken(&prog, &v6("fd00:202::1".parse().expect("v6"), 123)));
@@ -122,11 +137,17 @@ fn a_family_turned_off_passes() {
 #[test]
 fn the_metadata_holds_the_tai_time_of_the_run() {
     skip_unless_root!();
-    let prog = LoadedProgram::load(&ProgramSpec::udp_ports(&[123]).expect("spec"), 1).expect("load");
+    let prog =
+        LoadedProgram::load(&ProgramSpec::udp_ports(&[123]).expect("spec"), 1).expect("load");
     let before = std::time::SystemTime::now();
-    let v = prog.test_run(&v4(Ipv4Addr::new(10, 202, 0, 1), 123)).expect("run");
+    let v = prog
+        .test_run(&v4(Ipv4Addr::new(10, 202, 0, 1), 123))
+        .expect("run");
     let after = std::time::SystemTime::now();
     let tai = u64::from_ne_bytes(v.meta[..8].try_into().expect("8 bytes"));
     let at = TaiOffset::read().expect("offset").tai_to_system_time(tai);
-    assert!(before <= at && at <= after, "{before:?} <= {at:?} <= {after:?}");
+    assert!(
+        before <= at && at <= after,
+        "{before:?} <= {at:?} <= {after:?}"
+    );
 }

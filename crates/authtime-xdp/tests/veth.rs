@@ -31,16 +31,23 @@ fn small_config() -> XskConfig {
 fn serve(pair: &Pair, mode: AttachMode) -> (Attachment, Xsk) {
     support::run_in(&pair.server, || {
         let spec = ProgramSpec::udp_ports(&[PORT]).expect("spec");
-        let att = Attachment::attach(&pair.server_if, &spec, mode).unwrap_or_else(|e| panic!("attach: {e}"));
-        let xsk = Xsk::open(&pair.server_if, 0, &small_config()).unwrap_or_else(|e| panic!("xsk: {e}"));
-        att.register(&xsk).unwrap_or_else(|e| panic!("register: {e}"));
+        let att = Attachment::attach(&pair.server_if, &spec, mode)
+            .unwrap_or_else(|e| panic!("attach: {e}"));
+        let xsk =
+            Xsk::open(&pair.server_if, 0, &small_config()).unwrap_or_else(|e| panic!("xsk: {e}"));
+        att.register(&xsk)
+            .unwrap_or_else(|e| panic!("register: {e}"));
         (att, xsk)
     })
 }
 
 fn client_socket(pair: &Pair, v6: bool) -> UdpSocket {
     support::run_in(&pair.client, || {
-        let ip: IpAddr = if v6 { pair.client_v6.into() } else { pair.client_v4.into() };
+        let ip: IpAddr = if v6 {
+            pair.client_v6.into()
+        } else {
+            pair.client_v4.into()
+        };
         let s = UdpSocket::bind((ip, 0)).expect("client bind");
         s.set_read_timeout(Some(WAIT)).expect("timeout");
         s
@@ -58,9 +65,15 @@ fn round_trip(pair: &Pair, mode: AttachMode, v6: bool) -> StampSource {
         (pair.server_v4, PORT).into()
     };
     let sent_at = SystemTime::now();
-    client.send_to(b"authtime-xdp request", server).expect("send");
+    client
+        .send_to(b"authtime-xdp request", server)
+        .expect("send");
 
-    assert!(xsk.wait(WAIT).expect("poll"), "no frame reached the AF_XDP socket: {:?}", xsk.stats());
+    assert!(
+        xsk.wait(WAIT).expect("poll"),
+        "no frame reached the AF_XDP socket: {:?}",
+        xsk.stats()
+    );
     let mut source = None;
     let mut batch = xsk.recv_batch(16);
     let mut frame = batch.next().expect("a frame");
@@ -75,7 +88,10 @@ fn round_trip(pair: &Pair, mode: AttachMode, v6: bool) -> StampSource {
             // Both namespaces share one clock: the program stamped the frame
             // after the client's send and well within the test's time.
             let age = age.unwrap_or_else(|e| panic!("stamped {:?} before the send", e.duration()));
-            assert!(age < Duration::from_millis(100), "stamped {age:?} after the send");
+            assert!(
+                age < Duration::from_millis(100),
+                "stamped {age:?} after the send"
+            );
             assert!(frame.tai_ns().is_some());
         }
         StampSource::UserSpace => {
@@ -91,7 +107,9 @@ fn round_trip(pair: &Pair, mode: AttachMode, v6: bool) -> StampSource {
     assert_eq!(xsk.tx_submit().expect("submit"), 1);
 
     let mut buf = [0u8; 64];
-    let (n, from) = client.recv_from(&mut buf).expect("the reply through the TX ring");
+    let (n, from) = client
+        .recv_from(&mut buf)
+        .expect("the reply through the TX ring");
     assert_eq!(&buf[..n], b"authtime-xdp reply");
     assert_eq!(from, server);
 
@@ -142,7 +160,10 @@ fn ping(pair: &Pair) -> bool {
         let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_ICMP) };
         assert!(fd >= 0, "raw socket: {}", std::io::Error::last_os_error());
         let mut echo = [8u8, 0, 0, 0, 0x12, 0x34, 0, 1, b'a', b't', b'x', b'd'];
-        let sum: u32 = echo.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();
+        let sum: u32 = echo
+            .chunks(2)
+            .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+            .sum();
         let sum = !(((sum & 0xffff) + (sum >> 16)) as u16);
         echo[2..4].copy_from_slice(&sum.to_be_bytes());
         let to = libc::sockaddr_in {
@@ -216,13 +237,18 @@ fn everything_else_still_reaches_the_kernel_stack() {
     // UDP to another port reaches an ordinary socket, over both families.
     let client4 = client_socket(&pair, false);
     let client6 = client_socket(&pair, true);
-    for (client, server_ip) in [(&client4, IpAddr::from(pair.server_v4)), (&client6, IpAddr::from(pair.server_v6))] {
+    for (client, server_ip) in [
+        (&client4, IpAddr::from(pair.server_v4)),
+        (&client6, IpAddr::from(pair.server_v6)),
+    ] {
         let other = support::run_in(&pair.server, || {
             let s = UdpSocket::bind((server_ip, PORT + 1)).expect("bind other port");
             s.set_read_timeout(Some(WAIT)).expect("timeout");
             s
         });
-        client.send_to(b"not for xdp", (server_ip, PORT + 1)).expect("send");
+        client
+            .send_to(b"not for xdp", (server_ip, PORT + 1))
+            .expect("send");
         let mut buf = [0u8; 32];
         let (n, _) = other.recv_from(&mut buf).expect("UDP to another port");
         assert_eq!(&buf[..n], b"not for xdp");
@@ -240,16 +266,21 @@ fn dropping_the_attachment_detaches_the_program() {
     assert!(state.contains("xdp"), "attached: {state:?}");
     drop(xsk);
     drop(att);
-    pair.wait_server_detached().unwrap_or_else(|s| panic!("still attached after drop: {s}"));
+    pair.wait_server_detached()
+        .unwrap_or_else(|s| panic!("still attached after drop: {s}"));
     // UDP to the served port now reaches an ordinary socket.
     let server = support::run_in(&pair.server, || {
         let s = UdpSocket::bind((pair.server_v4, PORT)).expect("bind");
         s.set_read_timeout(Some(WAIT)).expect("timeout");
         s
     });
-    client_socket(&pair, false).send_to(b"after", (pair.server_v4, PORT)).expect("send");
+    client_socket(&pair, false)
+        .send_to(b"after", (pair.server_v4, PORT))
+        .expect("send");
     let mut buf = [0u8; 16];
-    let (n, _) = server.recv_from(&mut buf).expect("no black hole after detach");
+    let (n, _) = server
+        .recv_from(&mut buf)
+        .expect("no black hole after detach");
     assert_eq!(&buf[..n], b"after");
 }
 
@@ -259,11 +290,19 @@ fn a_second_attachment_is_refused_with_the_way_out() {
     let pair = Pair::create("2a").expect("namespaces");
     let (_att, _xsk) = serve(&pair, AttachMode::Native);
     let again = support::run_in(&pair.server, || {
-        Attachment::attach(&pair.server_if, &ProgramSpec::udp_ports(&[PORT]).expect("spec"), AttachMode::Native)
+        Attachment::attach(
+            &pair.server_if,
+            &ProgramSpec::udp_ports(&[PORT]).expect("spec"),
+            AttachMode::Native,
+        )
     });
     match again {
         Err(e @ Error::AlreadyAttached { .. }) => {
-            assert!(e.to_string().contains(&format!("ip link set dev {} xdp off", pair.server_if)), "{e}");
+            assert!(
+                e.to_string()
+                    .contains(&format!("ip link set dev {} xdp off", pair.server_if)),
+                "{e}"
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -275,7 +314,17 @@ fn errors_name_what_is_missing() {
     let pair = Pair::create("er").expect("namespaces");
     support::run_in(&pair.server, || {
         let e = Xsk::open(&pair.server_if, 7, &small_config()).expect_err("queue 7");
-        assert!(matches!(e, Error::QueueOutOfRange { queue: 7, queues: 1, .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error::QueueOutOfRange {
+                    queue: 7,
+                    queues: 1,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let e = Xsk::open("nonexistent9", 0, &small_config()).expect_err("no such interface");
         assert!(matches!(e, Error::NoSuchInterface { .. }), "{e}");
         // veth has no zero-copy AF_XDP.
@@ -299,8 +348,12 @@ fn sigkill_child() {
     };
     let (ns, ifname) = what.split_once(',').expect("NS,IF");
     support::enter(ns);
-    let _att = Attachment::attach(ifname, &ProgramSpec::udp_ports(&[PORT]).expect("spec"), AttachMode::Native)
-        .unwrap_or_else(|e| panic!("child attach: {e}"));
+    let _att = Attachment::attach(
+        ifname,
+        &ProgramSpec::udp_ports(&[PORT]).expect("spec"),
+        AttachMode::Native,
+    )
+    .unwrap_or_else(|e| panic!("child attach: {e}"));
     println!("attached");
     std::thread::sleep(Duration::from_secs(30));
 }
@@ -311,8 +364,16 @@ fn a_killed_process_leaves_no_program_behind() {
     let pair = Pair::create("kl").expect("namespaces");
     let exe = std::env::current_exe().expect("test binary");
     let mut child = std::process::Command::new(exe)
-        .args(["sigkill_child", "--exact", "--nocapture", "--test-threads=1"])
-        .env("AUTHTIME_XDP_CHILD", format!("{},{}", pair.server, pair.server_if))
+        .args([
+            "sigkill_child",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(
+            "AUTHTIME_XDP_CHILD",
+            format!("{},{}", pair.server, pair.server_if),
+        )
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())
         .spawn()
@@ -320,7 +381,10 @@ fn a_killed_process_leaves_no_program_behind() {
     let stdout = child.stdout.take().expect("stdout");
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
             // libtest may print "test NAME ... " on the same line first.
             if line.trim_end().ends_with("attached") {
                 let _ = tx.send(());
@@ -335,7 +399,10 @@ fn a_killed_process_leaves_no_program_behind() {
         panic!("the child never attached");
     }
     let state = pair.server_xdp();
-    assert!(state.contains("xdp"), "the child's program is attached: {state:?}");
+    assert!(
+        state.contains("xdp"),
+        "the child's program is attached: {state:?}"
+    );
 
     child.kill().expect("SIGKILL");
     child.wait().expect("reap");

@@ -72,7 +72,9 @@ impl<'a> Iterator for RxBatch<'a> {
         // so no other frame of this or any batch covers it and the kernel
         // no longer writes it; `addr + room` is the chunk's end, inside the
         // UMEM mapping, which outlives `'a` (the batch borrows the socket).
-        let buf = unsafe { std::slice::from_raw_parts_mut(self.base.add(t.addr as usize), t.room as usize) };
+        let buf = unsafe {
+            std::slice::from_raw_parts_mut(self.base.add(t.addr as usize), t.room as usize)
+        };
         let stamp = match (t.tai_ns, self.tai) {
             (Some(ns), Some(offset)) => RxStamp {
                 time: offset.tai_to_system_time(ns),
@@ -177,7 +179,11 @@ impl RxFrame<'_> {
     /// # Panics
     /// If `len` exceeds [`RxFrame::capacity`].
     pub fn reply(mut self, len: usize) {
-        assert!(len <= self.buf.len(), "a reply of {len} bytes in a chunk with room for {}", self.buf.len());
+        assert!(
+            len <= self.buf.len(),
+            "a reply of {len} bytes in a chunk with room for {}",
+            self.buf.len()
+        );
         self.done = true;
         let mut returns = self.returns.borrow_mut();
         returns.replies.push((self.chunk, self.addr, len as u32));

@@ -60,7 +60,10 @@ impl<T: Copy> Producer<T> {
     /// a power of two.
     pub(crate) unsafe fn new(mem: RingMem<T>) -> Self {
         let cached_prod = mem.producer().load(Ordering::Relaxed);
-        let cached_cons = mem.consumer().load(Ordering::Acquire).wrapping_add(mem.size);
+        let cached_cons = mem
+            .consumer()
+            .load(Ordering::Acquire)
+            .wrapping_add(mem.size);
         Self {
             mem,
             cached_prod,
@@ -94,7 +97,9 @@ impl<T: Copy> Producer<T> {
             unsafe { self.mem.slot(self.cached_prod.wrapping_add(i)).write(*item) };
         }
         self.cached_prod = self.cached_prod.wrapping_add(n);
-        self.mem.producer().store(self.cached_prod, Ordering::Release);
+        self.mem
+            .producer()
+            .store(self.cached_prod, Ordering::Release);
         n as usize
     }
 
@@ -150,7 +155,9 @@ impl<T: Copy> Consumer<T> {
         }
         if n > 0 {
             self.cached_cons = self.cached_cons.wrapping_add(n);
-            self.mem.consumer().store(self.cached_cons, Ordering::Release);
+            self.mem
+                .consumer()
+                .store(self.cached_cons, Ordering::Release);
         }
         n as usize
     }
@@ -234,7 +241,10 @@ mod tests {
         // The index went past u32::MAX and on from 0.
         let producer = ring.words[0].load(Ordering::Relaxed);
         assert_eq!(producer, (u32::MAX - 5).wrapping_add(next as u32));
-        assert!(producer < 1000, "the producer index did not wrap: {producer}");
+        assert!(
+            producer < 1000,
+            "the producer index did not wrap: {producer}"
+        );
     }
 
     #[test]

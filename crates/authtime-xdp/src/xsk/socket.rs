@@ -13,10 +13,10 @@ use std::time::{Duration, SystemTime};
 use super::frame::{Returns, RxBatch, Taken};
 use super::ring::{Consumer, Producer, RingMem};
 use super::umem::{Chunks, Held, Umem};
+use crate::Error;
 use crate::clock::TaiOffset;
 use crate::iface::Interface;
 use crate::program::{META_LEN, META_MAGIC};
-use crate::Error;
 
 /// Capability socket(AF_XDP) needs.
 const SOCKET_CAPS: &str = "CAP_NET_RAW";
@@ -155,7 +155,12 @@ pub struct Xsk {
 // the only handle to them (it is not Sync: the RefCell stays on one thread).
 unsafe impl Send for Xsk {}
 
-fn setsockopt_u32(fd: &OwnedFd, opt: libc::c_int, value: u32, what: &'static str) -> Result<(), Error> {
+fn setsockopt_u32(
+    fd: &OwnedFd,
+    opt: libc::c_int,
+    value: u32,
+    what: &'static str,
+) -> Result<(), Error> {
     // SAFETY: `value` is a live u32 of the length passed.
     let r = unsafe {
         libc::setsockopt(
@@ -169,7 +174,11 @@ fn setsockopt_u32(fd: &OwnedFd, opt: libc::c_int, value: u32, what: &'static str
     if r == 0 {
         Ok(())
     } else {
-        Err(Error::from_sys(what, SOCKET_CAPS, io::Error::last_os_error()))
+        Err(Error::from_sys(
+            what,
+            SOCKET_CAPS,
+            io::Error::last_os_error(),
+        ))
     }
 }
 
@@ -194,7 +203,11 @@ fn map_ring<T>(
         )
     };
     if p == libc::MAP_FAILED {
-        return Err(Error::from_sys("mmap of an AF_XDP ring", SOCKET_CAPS, io::Error::last_os_error()));
+        return Err(Error::from_sys(
+            "mmap of an AF_XDP ring",
+            SOCKET_CAPS,
+            io::Error::last_os_error(),
+        ));
     }
     let ptr = p.cast::<u8>();
     // SAFETY: the offsets are the kernel's (XDP_MMAP_OFFSETS), inside the
@@ -247,15 +260,29 @@ impl Xsk {
         // SAFETY: a new descriptor nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         register_umem(&fd, &umem, config.frame_size)?;
-        setsockopt_u32(&fd, libc::XDP_UMEM_FILL_RING, config.fill_size, "XDP_UMEM_FILL_RING")?;
-        setsockopt_u32(&fd, libc::XDP_UMEM_COMPLETION_RING, config.completion_size, "XDP_UMEM_COMPLETION_RING")?;
+        setsockopt_u32(
+            &fd,
+            libc::XDP_UMEM_FILL_RING,
+            config.fill_size,
+            "XDP_UMEM_FILL_RING",
+        )?;
+        setsockopt_u32(
+            &fd,
+            libc::XDP_UMEM_COMPLETION_RING,
+            config.completion_size,
+            "XDP_UMEM_COMPLETION_RING",
+        )?;
         setsockopt_u32(&fd, libc::XDP_RX_RING, config.rx_size, "XDP_RX_RING")?;
         setsockopt_u32(&fd, libc::XDP_TX_RING, config.tx_size, "XDP_TX_RING")?;
         let off = mmap_offsets(&fd)?;
         let (rx_map, rx_mem) = map_ring(&fd, &off.rx, config.rx_size, libc::XDP_PGOFF_RX_RING)?;
         let (tx_map, tx_mem) = map_ring(&fd, &off.tx, config.tx_size, libc::XDP_PGOFF_TX_RING)?;
-        let (fill_map, fill_mem) =
-            map_ring(&fd, &off.fr, config.fill_size, libc::XDP_UMEM_PGOFF_FILL_RING as i64)?;
+        let (fill_map, fill_mem) = map_ring(
+            &fd,
+            &off.fr,
+            config.fill_size,
+            libc::XDP_UMEM_PGOFF_FILL_RING as i64,
+        )?;
         let (comp_map, comp_mem) = map_ring(
             &fd,
             &off.cr,
@@ -329,7 +356,9 @@ impl Xsk {
                 ifname: self.interface.name.clone(),
                 queue: self.queue,
             },
-            Some(libc::EOPNOTSUPP | libc::EPROTONOSUPPORT) if self.config.bind == BindMode::ZeroCopy => {
+            Some(libc::EOPNOTSUPP | libc::EPROTONOSUPPORT)
+                if self.config.bind == BindMode::ZeroCopy =>
+            {
                 Error::NoZeroCopy {
                     ifname: self.interface.name.clone(),
                     source: e,
@@ -423,7 +452,10 @@ impl Xsk {
             // SAFETY: the chunk is ours now (moved to User above) and the
             // META_LEN bytes before the frame are inside it.
             let meta = unsafe {
-                std::slice::from_raw_parts_mut(self.umem.as_ptr().add((d.addr as usize) - META_LEN), META_LEN)
+                std::slice::from_raw_parts_mut(
+                    self.umem.as_ptr().add((d.addr as usize) - META_LEN),
+                    META_LEN,
+                )
             };
             read_meta(meta)
         } else {
@@ -498,7 +530,9 @@ impl Xsk {
         // In copy mode the kernel sends only inside sendmsg; in zero-copy
         // mode the driver asks for a kick through the need-wakeup flag.
         if waiting
-            && (self.config.bind == BindMode::Copy || !self.config.need_wakeup || self.tx.needs_wakeup())
+            && (self.config.bind == BindMode::Copy
+                || !self.config.need_wakeup
+                || self.tx.needs_wakeup())
         {
             self.kick()?;
         }
@@ -514,7 +548,14 @@ impl Xsk {
     pub fn kick(&self) -> io::Result<()> {
         // SAFETY: a zero-length send with no buffer and no address.
         let r = unsafe {
-            libc::sendto(self.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0)
+            libc::sendto(
+                self.fd.as_raw_fd(),
+                std::ptr::null(),
+                0,
+                libc::MSG_DONTWAIT,
+                std::ptr::null(),
+                0,
+            )
         };
         if r >= 0 {
             return Ok(());
@@ -550,7 +591,9 @@ impl Xsk {
         let n = self.completion.pop(usize::MAX, &mut addrs);
         for &addr in &addrs {
             match self.chunks.index_of(addr) {
-                Some(chunk) if self.chunks.change(chunk, Held::Tx, Held::Free) => self.free.push(chunk),
+                Some(chunk) if self.chunks.change(chunk, Held::Tx, Held::Free) => {
+                    self.free.push(chunk)
+                }
                 _ => self.refused += 1,
             }
         }
@@ -650,7 +693,11 @@ fn register_umem(fd: &OwnedFd, umem: &Umem, frame_size: u32) -> Result<(), Error
     if r == 0 {
         Ok(())
     } else {
-        Err(Error::from_sys("XDP_UMEM_REG", SOCKET_CAPS, io::Error::last_os_error()))
+        Err(Error::from_sys(
+            "XDP_UMEM_REG",
+            SOCKET_CAPS,
+            io::Error::last_os_error(),
+        ))
     }
 }
 
@@ -669,7 +716,11 @@ fn mmap_offsets(fd: &OwnedFd) -> Result<libc::xdp_mmap_offsets, Error> {
         )
     };
     if r != 0 {
-        return Err(Error::from_sys("XDP_MMAP_OFFSETS", SOCKET_CAPS, io::Error::last_os_error()));
+        return Err(Error::from_sys(
+            "XDP_MMAP_OFFSETS",
+            SOCKET_CAPS,
+            io::Error::last_os_error(),
+        ));
     }
     if len as usize != size_of::<libc::xdp_mmap_offsets>() {
         // Kernels before 5.4 give offsets without the flags word.

@@ -104,7 +104,8 @@ impl Umem {
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        let area = NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave null"))?;
+        let area =
+            NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave null"))?;
         Ok(Self { area, len })
     }
 

@@ -4,7 +4,11 @@
 //! builder for test frames and hand-made replies (the real one is
 //! authtime-frame's).
 
-#![allow(dead_code, unsafe_code, reason = "shared by several test binaries; setns and geteuid FFI")]
+#![allow(
+    dead_code,
+    unsafe_code,
+    reason = "shared by several test binaries; setns and geteuid FFI"
+)]
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::os::fd::AsRawFd as _;
@@ -17,9 +21,16 @@ pub(crate) fn unavailable() -> Option<String> {
     if unsafe { libc::geteuid() } != 0 {
         return Some("needs root (network namespaces, bpf(2), AF_XDP)".into());
     }
-    match Command::new("ip").args(["netns", "list"]).stdin(Stdio::null()).output() {
+    match Command::new("ip")
+        .args(["netns", "list"])
+        .stdin(Stdio::null())
+        .output()
+    {
         Ok(out) if out.status.success() => None,
-        Ok(out) => Some(format!("`ip netns list` failed: {}", String::from_utf8_lossy(&out.stderr).trim())),
+        Ok(out) => Some(format!(
+            "`ip netns list` failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
         Err(e) => Some(format!("cannot run `ip` (iproute2): {e}")),
     }
 }
@@ -45,7 +56,11 @@ pub(crate) fn ip(args: &[&str]) -> Result<String, String> {
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
-        Err(format!("`ip {}` failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
+        Err(format!(
+            "`ip {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
     }
 }
 
@@ -85,15 +100,44 @@ impl Pair {
         ip(&["netns", "add", &pair.server])?;
         ip(&["netns", "add", &pair.client])?;
         ip(&[
-            "link", "add", &pair.server_if, "netns", &pair.server, "type", "veth", "peer", "name", &pair.client_if,
-            "netns", &pair.client,
+            "link",
+            "add",
+            &pair.server_if,
+            "netns",
+            &pair.server,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &pair.client_if,
+            "netns",
+            &pair.client,
         ])?;
         for (ns, dev, v4, v6) in [
-            (&pair.server, &pair.server_if, pair.server_v4, pair.server_v6),
-            (&pair.client, &pair.client_if, pair.client_v4, pair.client_v6),
+            (
+                &pair.server,
+                &pair.server_if,
+                pair.server_v4,
+                pair.server_v6,
+            ),
+            (
+                &pair.client,
+                &pair.client_if,
+                pair.client_v4,
+                pair.client_v6,
+            ),
         ] {
             ip(&["-n", ns, "addr", "add", &format!("{v4}/24"), "dev", dev])?;
-            ip(&["-n", ns, "addr", "add", &format!("{v6}/64"), "dev", dev, "nodad"])?;
+            ip(&[
+                "-n",
+                ns,
+                "addr",
+                "add",
+                &format!("{v6}/64"),
+                "dev",
+                dev,
+                "nodad",
+            ])?;
             ip(&["-n", ns, "link", "set", "lo", "up"])?;
             ip(&["-n", ns, "link", "set", dev, "up"])?;
         }
@@ -191,7 +235,13 @@ fn finish(mut sum: u32) -> u16 {
 }
 
 /// An Ethernet + IPv4 + UDP frame.
-pub(crate) fn udp4_frame(src_mac: [u8; 6], dst_mac: [u8; 6], src: (Ipv4Addr, u16), dst: (Ipv4Addr, u16), payload: &[u8]) -> Vec<u8> {
+pub(crate) fn udp4_frame(
+    src_mac: [u8; 6],
+    dst_mac: [u8; 6],
+    src: (Ipv4Addr, u16),
+    dst: (Ipv4Addr, u16),
+    payload: &[u8],
+) -> Vec<u8> {
     let mut f = Vec::new();
     f.extend_from_slice(&dst_mac);
     f.extend_from_slice(&src_mac);
@@ -228,7 +278,13 @@ pub(crate) fn udp4_frame(src_mac: [u8; 6], dst_mac: [u8; 6], src: (Ipv4Addr, u16
 }
 
 /// An Ethernet + IPv6 + UDP frame.
-pub(crate) fn udp6_frame(src_mac: [u8; 6], dst_mac: [u8; 6], src: (Ipv6Addr, u16), dst: (Ipv6Addr, u16), payload: &[u8]) -> Vec<u8> {
+pub(crate) fn udp6_frame(
+    src_mac: [u8; 6],
+    dst_mac: [u8; 6],
+    src: (Ipv6Addr, u16),
+    dst: (Ipv6Addr, u16),
+    payload: &[u8],
+) -> Vec<u8> {
     let mut f = Vec::new();
     f.extend_from_slice(&dst_mac);
     f.extend_from_slice(&src_mac);
@@ -276,29 +332,30 @@ pub(crate) struct Udp {
 pub(crate) fn parse_udp(f: &[u8]) -> Option<Udp> {
     let mac = |b: &[u8]| -> [u8; 6] { b.try_into().unwrap_or([0; 6]) };
     let (dst_mac, src_mac) = (mac(&f[0..6]), mac(&f[6..12]));
-    let (src_ip, dst_ip, udp): (std::net::IpAddr, std::net::IpAddr, &[u8]) = match u16::from_be_bytes([f[12], f[13]]) {
-        0x0800 => {
-            let ip = f.get(14..34)?;
-            if ip[0] != 0x45 || ip[9] != 17 || finish(fold(0, ip)) != 0 {
-                return None;
+    let (src_ip, dst_ip, udp): (std::net::IpAddr, std::net::IpAddr, &[u8]) =
+        match u16::from_be_bytes([f[12], f[13]]) {
+            0x0800 => {
+                let ip = f.get(14..34)?;
+                if ip[0] != 0x45 || ip[9] != 17 || finish(fold(0, ip)) != 0 {
+                    return None;
+                }
+                let total = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
+                let s: [u8; 4] = ip[12..16].try_into().ok()?;
+                let d: [u8; 4] = ip[16..20].try_into().ok()?;
+                (s.into(), d.into(), f.get(34..14 + total)?)
             }
-            let total = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
-            let s: [u8; 4] = ip[12..16].try_into().ok()?;
-            let d: [u8; 4] = ip[16..20].try_into().ok()?;
-            (s.into(), d.into(), f.get(34..14 + total)?)
-        }
-        0x86dd => {
-            let ip = f.get(14..54)?;
-            if ip[6] != 17 {
-                return None;
+            0x86dd => {
+                let ip = f.get(14..54)?;
+                if ip[6] != 17 {
+                    return None;
+                }
+                let plen = usize::from(u16::from_be_bytes([ip[4], ip[5]]));
+                let s: [u8; 16] = ip[8..24].try_into().ok()?;
+                let d: [u8; 16] = ip[24..40].try_into().ok()?;
+                (s.into(), d.into(), f.get(54..54 + plen)?)
             }
-            let plen = usize::from(u16::from_be_bytes([ip[4], ip[5]]));
-            let s: [u8; 16] = ip[8..24].try_into().ok()?;
-            let d: [u8; 16] = ip[24..40].try_into().ok()?;
-            (s.into(), d.into(), f.get(54..54 + plen)?)
-        }
-        _ => return None,
-    };
+            _ => return None,
+        };
     let udp_len = usize::from(u16::from_be_bytes([udp[4], udp[5]]));
     if udp_len != udp.len() {
         return None;
