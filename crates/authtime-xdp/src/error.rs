@@ -60,6 +60,13 @@ pub enum Error {
         /// The queue.
         queue: u32,
     },
+    /// The UMEM is larger than the process may lock: without
+    /// `CAP_IPC_LOCK`, its pages count against `RLIMIT_MEMLOCK` (`ENOBUFS`
+    /// from `XDP_UMEM_REG`).
+    MemlockLimit {
+        /// The UMEM's size.
+        umem_bytes: u64,
+    },
     /// The verifier rejected the program.
     ProgramRejected {
         /// What `BPF_PROG_LOAD` returned.
@@ -133,7 +140,7 @@ impl fmt::Display for Error {
             ),
             Self::QueueBusy { ifname, queue } => write!(
                 f,
-                "another AF_XDP socket is bound to {ifname} queue {queue}"
+                "another AF_XDP socket is bound to {ifname} queue {queue} (a socket closed a moment ago frees its queue asynchronously, within milliseconds: retry)"
             ),
             Self::ProgramRejected { source, log } => {
                 write!(
@@ -146,6 +153,10 @@ impl fmt::Display for Error {
                     write!(f, "; verifier log:\n{}", log.trim_end())
                 }
             }
+            Self::MemlockLimit { umem_bytes } => write!(
+                f,
+                "the UMEM ({umem_bytes} bytes) is over this process's locked-memory limit (RLIMIT_MEMLOCK, which AF_XDP sockets of one user share): grant CAP_IPC_LOCK, raise the limit (ulimit -l, systemd's LimitMEMLOCK=), or use fewer or smaller frames"
+            ),
             Self::InvalidProgram(why) => write!(f, "cannot build the XDP program: {why}"),
             Self::InvalidConfig(why) => write!(f, "invalid AF_XDP socket configuration: {why}"),
             Self::Sys { call, source } => write!(f, "{call} failed: {source}"),

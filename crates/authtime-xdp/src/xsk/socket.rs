@@ -691,14 +691,16 @@ fn register_umem(fd: &OwnedFd, umem: &Umem, frame_size: u32) -> Result<(), Error
         )
     };
     if r == 0 {
-        Ok(())
-    } else {
-        Err(Error::from_sys(
-            "XDP_UMEM_REG",
-            SOCKET_CAPS,
-            io::Error::last_os_error(),
-        ))
+        return Ok(());
     }
+    let e = io::Error::last_os_error();
+    Err(if e.raw_os_error() == Some(libc::ENOBUFS) {
+        Error::MemlockLimit {
+            umem_bytes: umem.len() as u64,
+        }
+    } else {
+        Error::from_sys("XDP_UMEM_REG", SOCKET_CAPS, e)
+    })
 }
 
 fn mmap_offsets(fd: &OwnedFd) -> Result<libc::xdp_mmap_offsets, Error> {
