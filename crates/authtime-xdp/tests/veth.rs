@@ -412,3 +412,151 @@ fn a_killed_process_leaves_no_program_behind() {
     // And the port can be served again at once.
     let (_att, _xsk) = serve(&pair, AttachMode::Native);
 }
+
+/// The child side of the foreign-program test: load the program and pin it
+/// at AUTHTIME_XDP_PIN_CHILD (on a bpffs the parent's shell mounted).
+#[test]
+fn pin_child() {
+    let Ok(path) = std::env::var("AUTHTIME_XDP_PIN_CHILD") else {
+        return;
+    };
+    let prog =
+        authtime_xdp::LoadedProgram::load(&ProgramSpec::udp_ports(&[PORT]).expect("spec"), 1)
+            .unwrap_or_else(|e| panic!("load: {e}"));
+    prog.pin(std::path::Path::new(&path))
+        .unwrap_or_else(|e| panic!("pin: {e}"));
+}
+
+/// A program attached with netlink (as `ip link set dev X xdp obj ...`
+/// does) outlives the process that attached it, and blocks ours until it
+/// is removed the way the error says.
+#[test]
+fn a_netlink_attached_program_is_reported_and_removable() {
+    skip_unless_root!();
+    let pair = Pair::create("nl").expect("namespaces");
+    let dir = std::env::temp_dir().join(format!("atx-bpffs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mount point");
+    let exe = std::env::current_exe().expect("test binary");
+    let prog = dir.join("prog");
+    // A private mount namespace: the bpffs mount (and the pin) vanish with
+    // the shell; the netlink attachment keeps the program alive.
+    let script = format!(
+        "mount -t bpf bpf {dir} && {exe} pin_child --exact --test-threads=1 >/dev/null && ip -n {ns} link set dev {ifname} xdp pinned {prog}",
+        dir = dir.display(),
+        exe = exe.display(),
+        ns = pair.server,
+        ifname = pair.server_if,
+        prog = prog.display(),
+    );
+    let status = std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .env("AUTHTIME_XDP_PIN_CHILD", &prog)
+        .status();
+    let _ = std::fs::remove_dir(&dir);
+    match status {
+        Ok(s) if s.success() => {}
+        other => {
+            eprintln!("skipped: cannot attach a program with `ip link ... xdp pinned`: {other:?}");
+            return;
+        }
+    }
+    let state = pair.server_xdp();
+    assert!(
+        state.contains("xdp"),
+        "the netlink program outlived its loader: {state:?}"
+    );
+
+    let spec = ProgramSpec::udp_ports(&[PORT]).expect("spec");
+    let refused = support::run_in(&pair.server, || {
+        Attachment::attach(&pair.server_if, &spec, AttachMode::Native)
+    });
+    let e = refused.expect_err("the hook is taken");
+    assert!(matches!(e, Error::AlreadyAttached { .. }), "{e}");
+    let fix = format!("ip link set dev {} xdp off", pair.server_if);
+    assert!(e.to_string().contains(&fix), "{e}");
+
+    support::ip(&[
+        "-n",
+        &pair.server,
+        "link",
+        "set",
+        "dev",
+        &pair.server_if,
+        "xdp",
+        "off",
+    ])
+    .expect("xdp off");
+    pair.wait_server_detached()
+        .unwrap_or_else(|s| panic!("still attached: {s}"));
+    let attached = support::run_in(&pair.server, || {
+        Attachment::attach(&pair.server_if, &spec, AttachMode::Native)
+    });
+    assert!(attached.is_ok(), "{attached:?}");
+}
+
+/// Ten bursts of 32 requests through a 64-chunk UMEM with 64-entry rings:
+/// every request answered once from its own chunk, every chunk back on the
+/// fill ring at the end (ring slots reused five times over).
+#[test]
+fn bursts_are_answered_and_no_chunk_is_lost_or_doubled() {
+    skip_unless_root!();
+    let pair = Pair::create("bu").expect("namespaces");
+    let (_att, mut xsk) = serve(&pair, AttachMode::Native);
+    let client = client_socket(&pair, false);
+    let server: SocketAddr = (pair.server_v4, PORT).into();
+    for burst in 0..10u32 {
+        for i in 0..32u32 {
+            client
+                .send_to(&(burst * 100 + i).to_be_bytes(), server)
+                .expect("send");
+        }
+        let mut answered = 0;
+        let deadline = std::time::Instant::now() + WAIT;
+        while answered < 32 && std::time::Instant::now() < deadline {
+            xsk.wait(Duration::from_millis(200)).expect("poll");
+            let mut addrs = std::collections::HashSet::new();
+            for mut frame in xsk.recv_batch(64) {
+                assert!(
+                    addrs.insert(frame.umem_addr()),
+                    "a chunk lent out twice in one batch"
+                );
+                let req = support::parse_udp(frame.data()).expect("request");
+                let mut payload = req.payload.clone();
+                payload.reverse();
+                let reply = support::reply_frame(&req, &payload);
+                frame.buffer_mut()[..reply.len()].copy_from_slice(&reply);
+                frame.reply(reply.len());
+                answered += 1;
+            }
+            xsk.tx_submit().expect("submit");
+            xsk.reclaim_completions();
+        }
+        assert_eq!(answered, 32, "burst {burst}: {:?}", xsk.stats());
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..32 {
+            let mut buf = [0u8; 8];
+            let (n, _) = client.recv_from(&mut buf).expect("a reply");
+            assert_eq!(n, 4);
+            let mut b = [buf[0], buf[1], buf[2], buf[3]];
+            b.reverse();
+            let v = u32::from_be_bytes(b);
+            assert_eq!(v / 100, burst);
+            assert!(seen.insert(v), "reply {v} twice");
+        }
+    }
+    let deadline = std::time::Instant::now() + WAIT;
+    while xsk.chunk_census().3 > 0 && std::time::Instant::now() < deadline {
+        xsk.reclaim_completions();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(xsk.chunk_census(), (0, 64, 0, 0));
+    let stats = xsk.stats().expect("stats");
+    assert_eq!(
+        (
+            stats.refused_descs,
+            stats.rx_invalid_descs,
+            stats.tx_invalid_descs
+        ),
+        (0, 0, 0)
+    );
+}
