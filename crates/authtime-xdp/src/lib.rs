@@ -37,8 +37,10 @@
 //!
 //! Loading the program and creating the XSKMAP and the link need `CAP_BPF`
 //! and `CAP_NET_ADMIN` (or `CAP_SYS_ADMIN`); the AF_XDP socket needs
-//! `CAP_NET_RAW`. A missing one shows as [`Error::MissingCapability`]
-//! naming it. The kernel needs `CONFIG_XDP_SOCKETS` ([`Error::NoAfXdp`]
+//! `CAP_NET_RAW`; its UMEM needs `CAP_IPC_LOCK` or a size within
+//! `RLIMIT_MEMLOCK` ([`Error::MemlockLimit`]). A missing capability shows as
+//! [`Error::MissingCapability`] naming it. (tests/capabilities.rs checks
+//! each by dropping it.) The kernel needs `CONFIG_XDP_SOCKETS` ([`Error::NoAfXdp`]
 //! otherwise) and, for the metadata timestamp, Linux 5.19 or later
 //! (`bpf_ktime_get_tai_ns`).
 //!
