@@ -332,10 +332,17 @@ fn errors_name_what_is_missing() {
             bind: authtime_xdp::BindMode::ZeroCopy,
             ..small_config()
         };
-        match Xsk::open(&pair.server_if, 0, &zc) {
-            Err(e) => eprintln!("zero-copy on veth: {e}"),
-            Ok(_) => eprintln!("zero-copy on veth: accepted"),
-        }
+        let e = Xsk::open(&pair.server_if, 0, &zc).expect_err("zero-copy on veth");
+        assert!(matches!(e, Error::NoZeroCopy { .. }), "{e}");
+        assert!(e.to_string().contains("copy mode instead"), "{e}");
+        // The namespace's loopback has no native XDP; generic mode works
+        // on any interface.
+        let spec = ProgramSpec::udp_ports(&[PORT]).expect("spec");
+        let e = Attachment::attach("lo", &spec, AttachMode::Native).expect_err("lo is not native");
+        assert!(matches!(e, Error::NoNativeXdp { .. }), "{e}");
+        assert!(e.to_string().contains("generic (skb) mode"), "{e}");
+        let generic = Attachment::attach("lo", &spec, AttachMode::Generic);
+        assert!(generic.is_ok(), "{generic:?}");
     });
 }
 

@@ -3,6 +3,7 @@
 
 mod frame;
 mod ring;
+mod setup;
 mod socket;
 mod umem;
 

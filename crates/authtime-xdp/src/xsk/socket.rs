@@ -7,19 +7,16 @@ use std::io;
 use std::marker::PhantomData;
 use std::mem::size_of;
 use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
-use std::sync::atomic::AtomicU32;
 use std::time::{Duration, SystemTime};
 
 use super::frame::{Returns, RxBatch, Taken};
-use super::ring::{Consumer, Producer, RingMem};
+use super::ring::{Consumer, Producer};
+use super::setup::{RingMap, SOCKET_CAPS, map_ring, mmap_offsets, register_umem, setsockopt_u32};
 use super::umem::{Chunks, Held, Umem};
 use crate::Error;
 use crate::clock::TaiOffset;
 use crate::iface::Interface;
 use crate::program::{META_LEN, META_MAGIC};
-
-/// Capability socket(AF_XDP) needs.
-const SOCKET_CAPS: &str = "CAP_NET_RAW";
 
 /// How the kernel moves frames between the driver and the UMEM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,19 +110,6 @@ pub struct XskStats {
     pub refused_descs: u64,
 }
 
-/// One mapped ring area.
-struct RingMap {
-    ptr: *mut u8,
-    len: usize,
-}
-
-impl Drop for RingMap {
-    fn drop(&mut self) {
-        // SAFETY: a mapping made in `map_ring`, unmapped once.
-        unsafe { libc::munmap(self.ptr.cast(), self.len) };
-    }
-}
-
 /// An AF_XDP socket bound to one queue of one interface, with its UMEM.
 pub struct Xsk {
     fill: Producer<u64>,
@@ -154,75 +138,6 @@ pub struct Xsk {
 // of its state is tied to the thread that made it, and moving it moves
 // the only handle to them (it is not Sync: the RefCell stays on one thread).
 unsafe impl Send for Xsk {}
-
-fn setsockopt_u32(
-    fd: &OwnedFd,
-    opt: libc::c_int,
-    value: u32,
-    what: &'static str,
-) -> Result<(), Error> {
-    // SAFETY: `value` is a live u32 of the length passed.
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_XDP,
-            opt,
-            (&raw const value).cast(),
-            size_of::<u32>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(Error::from_sys(
-            what,
-            SOCKET_CAPS,
-            io::Error::last_os_error(),
-        ))
-    }
-}
-
-/// Maps one ring of `entries` entries of `T` at page offset `pgoff`.
-fn map_ring<T>(
-    fd: &OwnedFd,
-    off: &libc::xdp_ring_offset,
-    entries: u32,
-    pgoff: i64,
-) -> Result<(RingMap, RingMem<T>), Error> {
-    let len = off.desc as usize + entries as usize * size_of::<T>();
-    // SAFETY: a shared mapping of the socket's ring at the offset the
-    // kernel defines for it; the result is checked below.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_POPULATE,
-            fd.as_raw_fd(),
-            pgoff,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(Error::from_sys(
-            "mmap of an AF_XDP ring",
-            SOCKET_CAPS,
-            io::Error::last_os_error(),
-        ));
-    }
-    let ptr = p.cast::<u8>();
-    // SAFETY: the offsets are the kernel's (XDP_MMAP_OFFSETS), inside the
-    // mapping just made, and aligned for their types.
-    let mem = unsafe {
-        RingMem {
-            producer: ptr.add(off.producer as usize).cast::<AtomicU32>(),
-            consumer: ptr.add(off.consumer as usize).cast::<AtomicU32>(),
-            flags: ptr.add(off.flags as usize).cast::<AtomicU32>(),
-            entries: ptr.add(off.desc as usize).cast::<T>(),
-            size: entries,
-        }
-    };
-    Ok((RingMap { ptr, len }, mem))
-}
 
 impl Xsk {
     /// Opens an AF_XDP socket on `queue` of `ifname` with `config`'s UMEM
@@ -668,70 +583,6 @@ fn read_meta(meta: &mut [u8]) -> Option<u64> {
     }
     meta[8..12].fill(0);
     Some(u64::from_ne_bytes(meta[..8].try_into().ok()?))
-}
-
-fn register_umem(fd: &OwnedFd, umem: &Umem, frame_size: u32) -> Result<(), Error> {
-    let reg = libc::xdp_umem_reg {
-        addr: umem.as_ptr() as u64,
-        len: umem.len() as u64,
-        chunk_size: frame_size,
-        headroom: 0,
-        flags: 0,
-        tx_metadata_len: 0,
-    };
-    // SAFETY: `reg` is a live xdp_umem_reg of the length passed, describing
-    // a mapping the Xsk keeps until after the socket is closed.
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_XDP,
-            libc::XDP_UMEM_REG,
-            (&raw const reg).cast(),
-            size_of::<libc::xdp_umem_reg>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        return Ok(());
-    }
-    let e = io::Error::last_os_error();
-    Err(if e.raw_os_error() == Some(libc::ENOBUFS) {
-        Error::MemlockLimit {
-            umem_bytes: umem.len() as u64,
-        }
-    } else {
-        Error::from_sys("XDP_UMEM_REG", SOCKET_CAPS, e)
-    })
-}
-
-fn mmap_offsets(fd: &OwnedFd) -> Result<libc::xdp_mmap_offsets, Error> {
-    // SAFETY: all-zero is a valid xdp_mmap_offsets.
-    let mut off: libc::xdp_mmap_offsets = unsafe { std::mem::zeroed() };
-    let mut len = size_of::<libc::xdp_mmap_offsets>() as libc::socklen_t;
-    // SAFETY: `off` and `len` are live and describe each other.
-    let r = unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_XDP,
-            libc::XDP_MMAP_OFFSETS,
-            (&raw mut off).cast(),
-            &raw mut len,
-        )
-    };
-    if r != 0 {
-        return Err(Error::from_sys(
-            "XDP_MMAP_OFFSETS",
-            SOCKET_CAPS,
-            io::Error::last_os_error(),
-        ));
-    }
-    if len as usize != size_of::<libc::xdp_mmap_offsets>() {
-        // Kernels before 5.4 give offsets without the flags word.
-        return Err(Error::Sys {
-            call: "XDP_MMAP_OFFSETS",
-            source: io::Error::other("the kernel's ring layout has no flags (before Linux 5.4)"),
-        });
-    }
-    Ok(off)
 }
 
 #[cfg(test)]
