@@ -1,0 +1,199 @@
+//! Received frames as user space sees them: a batch, and in it each frame's
+//! bytes in its UMEM chunk, its receive time, and what becomes of the chunk
+//! (recycled to the fill ring, or sent back as a reply from the same chunk).
+
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::time::SystemTime;
+
+use crate::clock::TaiOffset;
+
+/// Chunks whose frames user space is done with, collected while frames are
+/// alive and moved to the rings by the socket's next `&mut self` call.
+#[derive(Debug, Default)]
+pub(crate) struct Returns {
+    /// Chunk indices to give back to the fill ring.
+    pub(crate) recycle: Vec<u32>,
+    /// Replies: (chunk, address, length) to put on the TX ring.
+    pub(crate) replies: Vec<(u32, u64, u32)>,
+}
+
+/// One frame the socket took from the RX ring, before it is lent out.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Taken {
+    pub(crate) chunk: u32,
+    pub(crate) addr: u64,
+    pub(crate) len: u32,
+    /// Bytes from `addr` to the end of the chunk.
+    pub(crate) room: u32,
+    pub(crate) tai_ns: Option<u64>,
+}
+
+/// Where a frame's receive time came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StampSource {
+    /// The XDP program's `bpf_ktime_get_tai_ns()` reading, from the
+    /// frame's metadata: taken in the driver, before any queueing.
+    XdpMetadata,
+    /// `CLOCK_REALTIME` read when user space took the batch off the RX ring
+    /// (no metadata came with the frame): later by the time the frame
+    /// waited in the ring.
+    UserSpace,
+}
+
+/// A frame's receive time, on the real-time clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RxStamp {
+    /// The time.
+    pub time: SystemTime,
+    /// Where it came from.
+    pub source: StampSource,
+}
+
+/// The frames of one `Xsk::recv_batch`, lent out one at a time by
+/// iteration. Frames not taken from the batch go back to the fill ring.
+pub struct RxBatch<'a> {
+    pub(crate) taken: std::vec::IntoIter<Taken>,
+    pub(crate) base: *mut u8,
+    pub(crate) returns: &'a RefCell<Returns>,
+    pub(crate) tai: Option<TaiOffset>,
+    pub(crate) user_time: SystemTime,
+    /// The batch stands for the exclusive borrow of the UMEM.
+    pub(crate) _umem: PhantomData<&'a mut [u8]>,
+}
+
+impl<'a> Iterator for RxBatch<'a> {
+    type Item = RxFrame<'a>;
+
+    fn next(&mut self) -> Option<RxFrame<'a>> {
+        let t = self.taken.next()?;
+        // SAFETY: `t` came from a descriptor whose chunk the socket moved
+        // from the fill ring to user space (checked in `Xsk::recv_batch`),
+        // so no other frame of this or any batch covers it and the kernel
+        // no longer writes it; `addr + room` is the chunk's end, inside the
+        // UMEM mapping, which outlives `'a` (the batch borrows the socket).
+        let buf = unsafe {
+            std::slice::from_raw_parts_mut(self.base.add(t.addr as usize), t.room as usize)
+        };
+        let stamp = match (t.tai_ns, self.tai) {
+            (Some(ns), Some(offset)) => RxStamp {
+                time: offset.tai_to_system_time(ns),
+                source: StampSource::XdpMetadata,
+            },
+            _ => RxStamp {
+                time: self.user_time,
+                source: StampSource::UserSpace,
+            },
+        };
+        Some(RxFrame {
+            buf,
+            len: t.len as usize,
+            chunk: t.chunk,
+            addr: t.addr,
+            tai_ns: t.tai_ns,
+            stamp,
+            returns: self.returns,
+            done: false,
+        })
+    }
+}
+
+impl Drop for RxBatch<'_> {
+    fn drop(&mut self) {
+        let mut returns = self.returns.borrow_mut();
+        returns.recycle.extend(self.taken.by_ref().map(|t| t.chunk));
+    }
+}
+
+/// A received frame, in its UMEM chunk. Dropping it gives the chunk back
+/// for receiving; [`RxFrame::reply`] sends from it instead.
+pub struct RxFrame<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+    chunk: u32,
+    addr: u64,
+    tai_ns: Option<u64>,
+    stamp: RxStamp,
+    returns: &'a RefCell<Returns>,
+    done: bool,
+}
+
+impl std::fmt::Debug for RxFrame<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RxFrame")
+            .field("addr", &self.addr)
+            .field("len", &self.len)
+            .field("stamp", &self.stamp)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RxFrame<'_> {
+    /// The frame as received, from the Ethernet header on.
+    #[must_use]
+    pub fn data(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    /// The frame, writable (to build a reply in place).
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        &mut self.buf[..self.len]
+    }
+
+    /// Everything from the frame's first byte to the end of its chunk: the
+    /// room a reply built here may take.
+    pub fn buffer_mut(&mut self) -> &mut [u8] {
+        self.buf
+    }
+
+    /// Bytes a reply from this chunk may have.
+    #[must_use]
+    pub fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// When the frame was received.
+    #[must_use]
+    pub fn stamp(&self) -> RxStamp {
+        self.stamp
+    }
+
+    /// The XDP program's `CLOCK_TAI` reading, when the metadata came.
+    #[must_use]
+    pub fn tai_ns(&self) -> Option<u64> {
+        self.tai_ns
+    }
+
+    /// The frame's address in the UMEM (chunk start plus the kernel's
+    /// headroom).
+    #[must_use]
+    pub fn umem_addr(&self) -> u64 {
+        self.addr
+    }
+
+    /// Sends the first `len` bytes of [`RxFrame::buffer_mut`] from this
+    /// chunk, no copy: the reply goes on the TX ring at the socket's next
+    /// `tx_submit`, and the chunk returns to the fill ring once the kernel
+    /// reports it sent (`reclaim_completions`).
+    ///
+    /// # Panics
+    /// If `len` exceeds [`RxFrame::capacity`].
+    pub fn reply(mut self, len: usize) {
+        assert!(
+            len <= self.buf.len(),
+            "a reply of {len} bytes in a chunk with room for {}",
+            self.buf.len()
+        );
+        self.done = true;
+        let mut returns = self.returns.borrow_mut();
+        returns.replies.push((self.chunk, self.addr, len as u32));
+    }
+}
+
+impl Drop for RxFrame<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.returns.borrow_mut().recycle.push(self.chunk);
+        }
+    }
+}
