@@ -14,9 +14,12 @@ cd "$(dirname "$0")"
 # prometheus: promtool checks and unit-tests the alert rules, and the monitoring test
 # runs a real Prometheus against a real daemon (docs/monitoring.md);
 # podman, runc, mmdebstrap, python3-yaml: the container image and the fleet's
-# manifests (scripts/check-container.sh and check-fleet.sh install them too).
+# manifests (scripts/check-container.sh and check-fleet.sh install them too);
+# iproute2, libcap2-bin: the AF_XDP tests make namespaces and veth pairs, and
+# run each setup step without one capability (capsh).
 scripts/ensure-packages.sh openssl b3sum libssl-dev pkg-config fonts-dejavu-core chrony redis-server memcached \
-    groff-base mandoc zsh fish gcc python3 prometheus podman runc mmdebstrap python3-yaml
+    groff-base mandoc zsh fish gcc python3 prometheus podman runc mmdebstrap python3-yaml \
+    iproute2 libcap2-bin
 
 # One build from scratch: incremental compilation files would only add gigabytes
 # to target/ (2.5 GB on a fresh run) without speeding anything up here.
