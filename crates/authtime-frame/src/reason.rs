@@ -152,7 +152,8 @@ mod tests {
             assert_eq!(sorted.len(), labels.len(), "{labels:?}");
             for l in labels {
                 assert!(
-                    l.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+                    l.bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
                     "{l}"
                 );
             }
