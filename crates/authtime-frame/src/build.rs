@@ -197,3 +197,81 @@ fn octets(ip: IpAddr) -> [u8; 16] {
         IpAddr::V6(a) => a.octets(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::known_frames::{NTP_REQUEST_V4, NTP_REQUEST_V6};
+    use crate::{Served, Verdict, parse};
+
+    fn ntp() -> Served {
+        Served::ports(&[123])
+    }
+
+    fn verdict_is_ours(frame: &[u8], served: &Served) -> bool {
+        matches!(parse(frame, served), Verdict::Ours(_))
+    }
+
+    #[test]
+    fn offsets_and_limits_per_ip_version() {
+        let Verdict::Ours(v4) = parse(&NTP_REQUEST_V4, &ntp()) else {
+            panic!("v4");
+        };
+        let Verdict::Ours(v6) = parse(&NTP_REQUEST_V6, &ntp()) else {
+            panic!("v6");
+        };
+        assert_eq!(reply_payload_offset(v4.addressing()), 42);
+        assert_eq!(reply_payload_offset(v6.addressing()), 62);
+        assert_eq!(reply_len(v6.addressing(), 48), 110);
+        assert_eq!(max_payload_len(v4.addressing()), 65_507);
+        assert_eq!(max_payload_len(v6.addressing()), 65_527);
+        let err = BuildError::BufferTooSmall {
+            needed: 90,
+            available: 64,
+        };
+        assert_eq!(
+            err.to_string(),
+            "a 90-byte reply frame does not fit a 64-byte buffer"
+        );
+    }
+
+    #[test]
+    fn a_reply_is_not_longer_than_an_ip_packet() {
+        let Verdict::Ours(v4) = parse(&NTP_REQUEST_V4, &ntp()) else {
+            panic!("v4");
+        };
+        let Verdict::Ours(v6) = parse(&NTP_REQUEST_V6, &ntp()) else {
+            panic!("v6");
+        };
+        let mut buf = vec![0; 70_000];
+        for (to, max) in [(v4.addressing(), 65_507), (v6.addressing(), 65_527)] {
+            assert!(finish_reply(to, &mut buf, max).is_ok());
+            assert_eq!(
+                finish_reply(to, &mut buf, max + 1),
+                Err(BuildError::PayloadTooLong { len: max + 1, max })
+            );
+        }
+    }
+
+    /// A payload that makes the UDP sum all ones: the checksum computes to
+    /// zero and must go out as ffff, or IPv6 receivers drop the reply.
+    #[test]
+    fn a_computed_zero_udp_checksum_is_sent_as_ffff() {
+        for request in [&NTP_REQUEST_V4[..], &NTP_REQUEST_V6[..]] {
+            let Verdict::Ours(parsed) = parse(request, &ntp()) else {
+                panic!("request does not parse");
+            };
+            let to = *parsed.addressing();
+            let mut buf = [0; 200];
+            let len = build_reply(&to, &[0, 0], &mut buf).expect("room");
+            let udp = len - 10;
+            // The checksum with a zero payload is the word that, added, makes
+            // the sum all ones.
+            let word = [buf[udp + 6], buf[udp + 7]];
+            let len = build_reply(&to, &word, &mut buf).expect("room");
+            assert_eq!(&buf[udp + 6..udp + 8], &[0xff, 0xff]);
+            let back = Served::new([to.source()]);
+            assert!(verdict_is_ours(&buf[..len], &back));
+        }
+    }
+}
