@@ -76,7 +76,7 @@ libfuzzer-sys = "0.4"
 hex = "0.4.3"
 sha2 = "0.11.1"
 TOML
-        for crate in wire mac keys proto nts ntske tesla server clock roughtime packet-io; do
+        for crate in wire mac keys proto nts ntske tesla server clock roughtime packet-io frame; do
             echo "authtime-$crate = { path = \"$root/crates/authtime-$crate\" }"
         done
         echo

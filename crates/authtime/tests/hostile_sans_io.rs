@@ -181,7 +181,7 @@ fn a_flood_larger_than_the_buffer_still_lets_the_genuine_stream_through() {
 type Harness = fn(&[u8]);
 
 /// The fuzz targets whose harness is a library function, with that function.
-const HARNESSES: [(&str, Harness); 28] = [
+const HARNESSES: [(&str, Harness); 29] = [
     (
         "config_parsing",
         authtime_server::fuzz_harness::config_parsing,
@@ -281,6 +281,10 @@ const HARNESSES: [(&str, Harness); 28] = [
     (
         "ntp_upstream_reply",
         authtime_clock::ntp_upstream::fuzz_reply,
+    ),
+    (
+        "frame_parse_build",
+        authtime_frame::fuzz_harness::parse_build,
     ),
 ];
 
