@@ -87,10 +87,14 @@ fn clients_are_counted_by_protocol_and_the_top_talker_is_named() {
     ]);
     assert!(roughtime.status.success(), "{}", text_of(&roughtime));
 
-    // The metrics: exact at these sizes (the estimate is linear counting).
+    // The metrics. The estimate is linear counting over 4096 registers,
+    // exact at these sizes unless two addresses fall into one register (a
+    // chance of about n²/2m, 5 % for 21 addresses under the daemon's random
+    // key): then it is one short.
     let page = serve.scrape();
     let clients = |labels: &str| metric(&page, &format!("authtime_clients{{{labels}}}"));
-    assert_eq!(clients("protocol=\"ntp\",window=\"current\""), 21, "{page}");
+    let ntp = clients("protocol=\"ntp\",window=\"current\"");
+    assert!((20..=21).contains(&ntp), "{ntp}\n{page}");
     assert_eq!(clients("protocol=\"nts\",window=\"current\""), 1, "{page}");
     assert_eq!(
         clients("protocol=\"roughtime\",window=\"current\""),
@@ -102,7 +106,8 @@ fn clients_are_counted_by_protocol_and_the_top_talker_is_named() {
         1,
         "{page}"
     );
-    assert_eq!(clients("protocol=\"any\",window=\"current\""), 22, "{page}");
+    let any = clients("protocol=\"any\",window=\"current\"");
+    assert!((21..=22).contains(&any), "{any}\n{page}");
     assert_eq!(
         metric(&page, "authtime_clients_limited{window=\"current\"}"),
         1,
@@ -125,9 +130,21 @@ fn clients_are_counted_by_protocol_and_the_top_talker_is_named() {
     let out = authtime(&["status", "--config", &config_arg, "--server", &addr]);
     let shown = text(&out.stdout);
     assert!(out.status.success(), "{}", text_of(&out));
+    // 22 and 22, or one short after a shared register (see above).
+    let near_22 = |n: &str| n == "22" || n == "21";
+    let line = shown
+        .lines()
+        .find(|l| l.contains(" distinct (ntp ~"))
+        .unwrap_or_else(|| panic!("no client line: {shown}"));
+    let (any, rest) = line
+        .split_once("~")
+        .and_then(|(_, r)| r.split_once(" distinct (ntp ~"))
+        .unwrap_or_else(|| panic!("{line}"));
+    let (ntp, rest) = rest.split_once(", ").unwrap_or_else(|| panic!("{line}"));
+    assert!(near_22(any) && near_22(ntp), "{line}");
     assert!(
-        shown.contains("~22 distinct (ntp ~22, nts ~1, roughtime ~1, nts-ke ~1); ~1 rate limited"),
-        "{shown}"
+        rest.starts_with("nts ~1, roughtime ~1, nts-ke ~1); ~1 rate limited"),
+        "{line}"
     );
     assert!(
         shown.contains(&format!("top:       {HEAVY} 30 requests (")),
