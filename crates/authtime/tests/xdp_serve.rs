@@ -19,7 +19,7 @@
 
 mod ntp_support;
 
-use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -69,8 +69,9 @@ fn ip(args: &[&str]) -> Result<String, String> {
     }
 }
 
-/// Server and client namespaces joined by a veth pair, 10.203.0.1/24 on
-/// the server's end and .2 on the client's; deleted on drop.
+/// Server and client namespaces joined by a veth pair, 10.203.0.1/24 and
+/// fd00:203::1/64 on the server's end, .2 and ::2 on the client's; deleted
+/// on drop.
 struct Pair {
     server: String,
     client: String,
@@ -78,6 +79,7 @@ struct Pair {
     client_if: String,
     server_v4: Ipv4Addr,
     client_v4: Ipv4Addr,
+    server_v6: Ipv6Addr,
 }
 
 impl Pair {
@@ -90,6 +92,7 @@ impl Pair {
             client_if: format!("d{pid}{tag}c"),
             server_v4: Ipv4Addr::new(10, 203, 0, 1),
             client_v4: Ipv4Addr::new(10, 203, 0, 2),
+            server_v6: Ipv6Addr::new(0xfd00, 0x203, 0, 0, 0, 0, 0, 1),
         };
         // From here on, dropping `pair` removes whatever was made.
         let made = (|| {
@@ -109,11 +112,22 @@ impl Pair {
                 "netns",
                 &pair.client,
             ])?;
-            for (ns, dev, v4) in [
-                (&pair.server, &pair.server_if, pair.server_v4),
-                (&pair.client, &pair.client_if, pair.client_v4),
+            for (ns, dev, v4, v6) in [
+                (
+                    &pair.server,
+                    &pair.server_if,
+                    pair.server_v4,
+                    "fd00:203::1/64",
+                ),
+                (
+                    &pair.client,
+                    &pair.client_if,
+                    pair.client_v4,
+                    "fd00:203::2/64",
+                ),
             ] {
                 ip(&["-n", ns, "addr", "add", &format!("{v4}/24"), "dev", dev])?;
+                ip(&["-n", ns, "addr", "add", v6, "dev", dev, "nodad"])?;
                 ip(&["-n", ns, "link", "set", "lo", "up"])?;
                 ip(&["-n", ns, "link", "set", dev, "up"])?;
             }
@@ -259,11 +273,16 @@ fn scrape(pair: &Pair, serve: &Serve) -> String {
     run_in(&pair.server, || ntp_support::scrape(serve.metrics))
 }
 
-fn ntp_section(pair: &Pair, extra: &str) -> String {
+/// `[ntp]` on the server's IPv4 address (and its IPv6 one with `v6`),
+/// with the test's key file.
+fn ntp_section(pair: &Pair, v6: bool) -> String {
+    let mut listen = format!("\"{}:{NTP_PORT}\"", pair.server_v4);
+    if v6 {
+        listen.push_str(&format!(", \"[{}]:{NTP_PORT}\"", pair.server_v6));
+    }
     format!(
-        "[ntp]\nlisten = [\"{}:{NTP_PORT}\"]\nkeys = \"ntp.keys\"\nkey-format = \"chrony\"\n\
-         workers = 1\n{extra}",
-        pair.server_v4
+        "[ntp]\nlisten = [{listen}]\nkeys = \"ntp.keys\"\nkey-format = \"chrony\"\n\
+         workers = 1\n"
     )
 }
 
@@ -565,7 +584,7 @@ fn ntp_mac_and_nts_are_answered_from_the_frames_and_nothing_is_left_attached() {
          private-key = \"xdp-key.pem\"\nworkers = 1\n[keystore]\npath = \"nts-keys\"\n",
         pair.server_v4
     );
-    let config = format!("{}{nts}{}", ntp_section(&pair, ""), xdp_section(&pair));
+    let config = format!("{}{nts}{}", ntp_section(&pair, true), xdp_section(&pair));
     let mut server = serve(&pair, &dir, "serve", &config);
     assert!(
         !pair.server_xdp().is_empty(),
@@ -582,6 +601,16 @@ fn ntp_mac_and_nts_are_answered_from_the_frames_and_nothing_is_left_attached() {
     let started = Instant::now();
     let out = plain_query(&pair);
     assert!(out.status.success(), "plain: {}", text_of(&out));
+    let out = client_authtime(
+        &pair,
+        &[
+            "query",
+            &format!("[{}]:{NTP_PORT}", pair.server_v6),
+            "--timeout",
+            "2",
+        ],
+    );
+    assert!(out.status.success(), "plain over IPv6: {}", text_of(&out));
     let key_file = dir.path("ntp.keys").display().to_string();
     let out = client_authtime(
         &pair,
@@ -612,10 +641,10 @@ fn ntp_mac_and_nts_are_answered_from_the_frames_and_nothing_is_left_attached() {
     assert!(out.status.success(), "NTS: {}", text_of(&out));
     eprintln!("three queries in {:?}", started.elapsed());
     let metrics = scrape(&pair, &server);
-    assert!(metric(&metrics, OURS) >= 3, "{metrics}");
+    assert!(metric(&metrics, OURS) >= 4, "{metrics}");
     assert_eq!(
         metric(&metrics, "authtime_ntp_answered_total{auth=\"none\"}"),
-        1,
+        2,
         "{metrics}"
     );
     assert_eq!(
@@ -633,7 +662,7 @@ fn ntp_mac_and_nts_are_answered_from_the_frames_and_nothing_is_left_attached() {
         metric(
             &metrics,
             "authtime_ntp_receive_timestamps_total{source=\"kernel\"}"
-        ) >= 3,
+        ) >= 4,
         "{metrics}"
     );
 
@@ -646,18 +675,25 @@ fn ntp_mac_and_nts_are_answered_from_the_frames_and_nothing_is_left_attached() {
     let _ = server.process.wait_for_exit(WAIT);
     pair.wait_detached()
         .unwrap_or_else(|state| panic!("still attached after SIGKILL: {state}"));
-    let again = format!("{}{}", ntp_section(&pair, ""), xdp_section(&pair));
+    let again = format!("{}{}", ntp_section(&pair, false), xdp_section(&pair));
     let server = serve(&pair, &dir, "again", &again);
     assert!(!pair.server_xdp().is_empty(), "{}", server.log_text());
     let out = plain_query(&pair);
     assert!(out.status.success(), "after a restart: {}", text_of(&out));
     assert_eq!(metric(&scrape(&pair, &server), OURS), 1);
-    drop(server);
+    let mut server = server;
+    server.process.signal("TERM");
+    let status = server.process.wait_for_exit(Duration::from_secs(5));
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "SIGTERM: {status:?}\n{}",
+        server.log_text()
+    );
     pair.wait_detached()
-        .unwrap_or_else(|state| panic!("still attached after the server stopped: {state}"));
+        .unwrap_or_else(|state| panic!("still attached after SIGTERM: {state}"));
 
     // Without [xdp]: nothing attached, the socket answers.
-    let server = serve(&pair, &dir, "sockets", &ntp_section(&pair, ""));
+    let server = serve(&pair, &dir, "sockets", &ntp_section(&pair, false));
     assert_eq!(pair.server_xdp(), "", "{}", server.log_text());
     let out = plain_query(&pair);
     assert!(out.status.success(), "sockets: {}", text_of(&out));
@@ -675,7 +711,7 @@ fn chronyd_synchronizes_against_the_frame_path() {
     let pair = Pair::create("c");
     let dir = TempDir::new("xdp-chrony");
     keygen(&dir, "ntp.keys", "chrony", &[("aes128", 7)]);
-    let config = format!("{}{}", ntp_section(&pair, ""), xdp_section(&pair));
+    let config = format!("{}{}", ntp_section(&pair, false), xdp_section(&pair));
     let server = serve(&pair, &dir, "serve", &config);
     let conf = dir.path("chronyd.conf");
     std::fs::write(

@@ -210,4 +210,32 @@ mod tests {
         });
         assert_eq!((small.fill_size, small.rx_size), (128, 64));
     }
+
+    fn settings(interface: &str, queues: Option<Vec<u32>>) -> XdpSettings {
+        XdpSettings {
+            interface: interface.into(),
+            queues,
+            attach: XdpAttach::Native,
+            zero_copy: false,
+            frames: 64,
+            ports: None,
+        }
+    }
+
+    /// What is missing is named, before anything is attached (no root
+    /// needed to get this far).
+    #[test]
+    fn a_missing_interface_or_queue_stops_the_start_with_its_name() {
+        let listen = ["127.0.0.1:11123".parse().expect("addr")];
+        let e = set_up(&settings("nonexistent9", None), &listen).expect_err("no interface");
+        assert!(
+            e.contains("AF_XDP on nonexistent9") && e.contains("no network interface"),
+            "{e}"
+        );
+        let e = set_up(&settings("lo", Some(vec![0, 9])), &listen).expect_err("no queue 9");
+        assert!(e.contains("queue 9 is out of range"), "{e}");
+        let any_port = ["127.0.0.1:0".parse().expect("addr")];
+        let e = set_up(&settings("lo", None), &any_port).expect_err("port 0");
+        assert!(e.contains("port 0"), "{e}");
+    }
 }
