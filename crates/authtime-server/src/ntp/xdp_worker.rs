@@ -169,6 +169,9 @@ pub(crate) fn run(
         match xsk.wait(RECEIVE_TIMEOUT) {
             Ok(true) => {}
             Ok(false) => continue,
+            // A signal, such as the one glibc sends every thread to apply
+            // the privilege switch.
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 if last_error_log.is_none_or(|t| t.elapsed() >= ERROR_LOG_INTERVAL) {
                     tracing::warn!(error = %e, queue = xsk.queue(), "AF_XDP poll failed");
