@@ -720,6 +720,7 @@ fn ntp_mac_and_nts_are_answered_from_the_frames_and_nothing_is_left_attached() {
     );
 }
 
+/// chronyd (asking for interleaved mode) synchronizes from basic replies.
 #[test]
 fn chronyd_synchronizes_against_the_frame_path() {
     skip_unless_root!();
@@ -732,7 +733,8 @@ fn chronyd_synchronizes_against_the_frame_path() {
     std::fs::write(
         &conf,
         format!(
-            "server {} port {NTP_PORT} key 7 iburst minpoll -4 maxpoll -4\nkeyfile {}\n{}",
+            "server {} port {NTP_PORT} key 7 iburst minpoll -4 maxpoll -4 xleave\n\
+             keyfile {}\n{}",
             pair.server_v4,
             dir.path("ntp.keys").display(),
             chronyd_private_lines(&dir)
@@ -769,6 +771,18 @@ fn chronyd_synchronizes_against_the_frame_path() {
     let answered = metric(&metrics, "authtime_ntp_answered_total{auth=\"mac\"}");
     assert!(answered >= 1, "{metrics}");
     assert!(metric(&metrics, OURS) >= answered, "{metrics}");
+    // chronyd asked for interleaved mode (xleave); this path has no kernel
+    // transmit timestamps, so every reply is basic, and chronyd takes them.
+    assert_eq!(
+        metric(&metrics, "authtime_ntp_replies_total{mode=\"interleaved\"}"),
+        0,
+        "{metrics}"
+    );
+    assert_eq!(
+        metric(&metrics, "authtime_ntp_replies_total{mode=\"basic\"}"),
+        answered,
+        "{metrics}"
+    );
 }
 
 #[test]
