@@ -6,7 +6,11 @@
 //! works while the program is attached, that malformed frames injected with
 //! an AF_PACKET socket get no reply and are counted, that a SIGKILLed
 //! server leaves nothing attached and a new one attaches and answers, and
-//! that without `[xdp]` nothing is attached and the sockets answer.
+//! that without `[xdp]` nothing is attached and the sockets answer; and that
+//! Roughtime (`[roughtime]` next to `[xdp]`) is answered from the frames
+//! too, verified by authtime's client and by roughenough's when its cached
+//! build is there (scripts/ensure-roughenough.sh), a malformed request
+//! refused and counted as on the sockets.
 //!
 //! Needs root and iproute2; skipped, with the reason printed, otherwise.
 //! Namespaces `atd-TAG-srv-PID` and `atd-TAG-cli-PID` are removed on every
@@ -18,6 +22,9 @@
 )]
 
 mod ntp_support;
+#[path = "../../authtime-roughtime/tests/roughenough_support/mod.rs"]
+#[allow(dead_code, reason = "shared with the roughtime crate's interop tests")]
+mod roughenough_support;
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
@@ -31,6 +38,7 @@ use ntp_support::{
 
 const NTP_PORT: u16 = 11123;
 const KE_PORT: u16 = 14460;
+const ROUGHTIME_PORT: u16 = 12002;
 const WAIT: Duration = Duration::from_secs(2);
 const OURS: &str = "authtime_xdp_frames_total{verdict=\"ours\"}";
 
@@ -893,4 +901,192 @@ fn a_missing_capability_stops_the_start_and_is_named() {
         eprintln!("without {drop}: {}", text(&out.stderr).trim());
         assert_eq!(pair.server_xdp(), "", "without {drop}: left attached");
     }
+}
+
+/// A Roughtime long-term key made by `authtime roughtime keygen` in `dir`
+/// (`lt.key`): its public key, (base64, hex).
+fn roughtime_keygen(dir: &TempDir) -> (String, String) {
+    let out = Command::new(authtime_bin())
+        .args(["roughtime", "keygen", "--out"])
+        .arg(dir.path("lt.key"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("authtime roughtime keygen");
+    assert!(out.status.success(), "keygen: {}", text_of(&out));
+    let stdout = text(&out.stdout);
+    let field = |prefix: &str| {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("{prefix} in {stdout}"))
+            .trim()
+            .to_owned()
+    };
+    (field("public key (base64): "), field("public key (hex): "))
+}
+
+/// roughenough 2.2's client, where scripts/ensure-roughenough.sh caches it;
+/// `None` when that build is not there.
+fn cached_roughenough_client() -> Option<std::path::PathBuf> {
+    let cache = std::env::var_os("AUTHTIME_PEER_CACHE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|home| std::path::PathBuf::from(home).join(".cache/authtime-peers"))
+        })?;
+    let client = cache.join("roughenough-2.2/bin/roughenough_client");
+    client.is_file().then_some(client)
+}
+
+/// `[roughtime]` and `[xdp]` together: the program steers the Roughtime
+/// port too, and the queue's worker answers Roughtime from the frames with
+/// the socket workers' logic and counters, next to NTP.
+#[test]
+fn roughtime_is_answered_from_the_frames() {
+    skip_unless_root!();
+    let pair = Pair::create("r");
+    let dir = TempDir::new("xdp-roughtime");
+    keygen(&dir, "ntp.keys", "chrony", &[("aes128", 7)]);
+    let (b64, hex_key) = roughtime_keygen(&dir);
+    let server_rt = format!("{}:{ROUGHTIME_PORT}", pair.server_v4);
+    let config = format!(
+        "{}[roughtime]\nlisten = [\"{server_rt}\"]\nlong-term-key = \"lt.key\"\n\
+         rate-limit = 0\nworkers = 1\n{}",
+        ntp_section(&pair, false),
+        xdp_section(&pair)
+    );
+    let server = serve(&pair, &dir, "serve", &config);
+    assert!(
+        server
+            .log_text()
+            .contains(&format!("NTP and Roughtime (port [{ROUGHTIME_PORT}])")),
+        "{}",
+        server.log_text()
+    );
+    let before = scrape(&pair, &server);
+    let received = "authtime_roughtime_received_total";
+
+    // authtime's client, both wire versions.
+    let mut answered = 0;
+    for (version, shown) in [("1", "version 1,"), ("draft", "version draft-0x8000000c,")] {
+        let out = client_authtime(
+            &pair,
+            &[
+                "roughtime",
+                "query",
+                "--server",
+                &server_rt,
+                "--public-key",
+                &b64,
+                "--version",
+                version,
+                "--timeout-ms",
+                "1000",
+                "--retries",
+                "1",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "roughtime {version}: {}",
+            text_of(&out)
+        );
+        assert!(text(&out.stdout).contains(shown), "{}", text_of(&out));
+        answered += 1;
+    }
+
+    // roughenough 2.2's client, when its cached build is there.
+    match cached_roughenough_client() {
+        Some(client) => {
+            let client = client.display().to_string();
+            let port = ROUGHTIME_PORT.to_string();
+            let server_v4 = pair.server_v4.to_string();
+            let run = roughenough_support::spawn_client(
+                std::path::Path::new("ip"),
+                &[
+                    "netns",
+                    "exec",
+                    &pair.client,
+                    &client,
+                    "-P",
+                    "1",
+                    "-t",
+                    "2",
+                    "-f",
+                    "%s",
+                    "-k",
+                    &hex_key,
+                    &server_v4,
+                    &port,
+                ],
+            )
+            .finish(Duration::from_secs(10));
+            roughenough_support::assert_22_verified(&run, 1, "roughenough over AF_XDP");
+            answered += 1;
+        }
+        None => eprintln!(
+            "roughenough's client not checked: no cached build (scripts/ensure-roughenough.sh \
+             makes one)"
+        ),
+    }
+    let after = scrape(&pair, &server);
+    let requests = metric(&after, received) - metric(&before, received);
+    // Every Roughtime request came in through the AF_XDP socket (a client
+    // retry would add to both), and each client got its answer.
+    assert!(requests >= answered, "{after}");
+    assert_eq!(
+        metric(&after, OURS) - metric(&before, OURS),
+        requests,
+        "{after}"
+    );
+    let responses = |m: &str| {
+        metric(m, "authtime_roughtime_responses_total{version=\"1\"}")
+            + metric(
+                m,
+                "authtime_roughtime_responses_total{version=\"0x8000000c\"}",
+            )
+    };
+    assert!(
+        responses(&after) - responses(&before) >= answered,
+        "{after}"
+    );
+    assert!(
+        metric(&after, "authtime_roughtime_signatures_total") >= answered,
+        "{after}"
+    );
+
+    // Refused and counted as on the sockets: too short, and 1024 bytes that
+    // are no Roughtime request. Neither gets an answer.
+    let too_short = "authtime_roughtime_dropped_total{reason=\"too_short\"}";
+    let malformed = "authtime_roughtime_dropped_total{reason=\"malformed\"}";
+    let replies = run_in(&pair.client, || {
+        let s = UdpSocket::bind((pair.client_v4, 0)).expect("bind");
+        s.set_read_timeout(Some(Duration::from_millis(500)))
+            .expect("timeout");
+        s.send_to(&[0x55; 100], &server_rt).expect("send");
+        s.send_to(&[0x55; 1024], &server_rt).expect("send");
+        let mut buf = [0u8; 2048];
+        (0..2).filter(|_| s.recv_from(&mut buf).is_ok()).count()
+    });
+    assert_eq!(replies, 0, "a refused request was answered");
+    let refused = scrape(&pair, &server);
+    assert_eq!(metric(&refused, too_short), metric(&after, too_short) + 1);
+    assert_eq!(
+        metric(&refused, malformed),
+        metric(&after, malformed) + 1,
+        "{refused}"
+    );
+    assert_eq!(metric(&refused, OURS), metric(&after, OURS) + 2);
+    assert_eq!(metric(&refused, received), metric(&after, received) + 2);
+
+    // NTP next to it, on the same queue.
+    let out = plain_query(&pair);
+    assert!(
+        out.status.success(),
+        "NTP next to Roughtime: {}",
+        text_of(&out)
+    );
+    let last = scrape(&pair, &server);
+    assert_eq!(metric(&last, OURS), metric(&refused, OURS) + 1, "{last}");
+    assert_eq!(metric(&last, received), metric(&refused, received));
 }

@@ -561,10 +561,10 @@ impl ConfigFile {
             };
             section.validate(&relative, &mut problems)
         });
-        let xdp = self
-            .xdp
-            .as_ref()
-            .and_then(|section| section.validate(&listen, &mut problems));
+        let xdp = self.xdp.as_ref().and_then(|section| {
+            let roughtime_listen = roughtime.as_ref().map_or(&[][..], |r| &r.listen[..]);
+            section.validate(&listen, roughtime_listen, &mut problems)
+        });
         if !problems.is_empty() {
             return Err(problems);
         }

@@ -1,11 +1,12 @@
-//! `[xdp]`: the opt-in AF_XDP data path for NTP (docs/xdp.md). Absent = the
-//! sockets serve everything, as always.
+//! `[xdp]`: the opt-in AF_XDP data path for NTP and Roughtime (docs/xdp.md).
+//! Absent = the sockets serve everything, as always.
 //!
 //! Present, the daemon attaches an XDP program to `interface` that steers
-//! UDP to the served NTP ports into AF_XDP sockets, one per receive queue,
-//! each with a worker thread that answers from the frame's own buffer. The
-//! `[ntp] listen` sockets stay bound: they serve every other interface, and
-//! this one again as soon as the program is gone.
+//! UDP to the served NTP ports, and to the `[roughtime]` ones when that
+//! section is there, into AF_XDP sockets, one per receive queue, each with a
+//! worker thread that answers from the frame's own buffer. The `[ntp]
+//! listen` and `[roughtime] listen` sockets stay bound: they serve every
+//! other interface, and this one again as soon as the program is gone.
 
 use std::net::SocketAddr;
 
@@ -40,8 +41,8 @@ pub struct XdpSection {
     pub zero_copy: bool,
     /// UMEM chunks per queue.
     pub frames: u32,
-    /// UDP ports steered to the AF_XDP sockets; none = the ports of
-    /// `[ntp] listen`.
+    /// UDP ports steered to the AF_XDP sockets, NTP's and Roughtime's
+    /// alike; none = the ports of `[ntp] listen` and `[roughtime] listen`.
     pub ports: Option<Vec<u16>>,
 }
 
@@ -80,9 +81,9 @@ pub struct XdpSettings {
     pub zero_copy: bool,
     /// UMEM chunks per queue.
     pub frames: u32,
-    /// The ports given, or `None` for those of `[ntp] listen` (resolved
-    /// against the addresses actually served, which `--listen` may change:
-    /// [`served_endpoints`]).
+    /// The ports given, or `None` for those of `[ntp] listen` and
+    /// `[roughtime] listen` (resolved against the addresses actually served,
+    /// which `--listen` may change: [`served_endpoints`]).
     pub ports: Option<Vec<u16>>,
 }
 
@@ -94,58 +95,143 @@ impl XdpSettings {
     }
 }
 
-/// The endpoints the AF_XDP path answers for: the `listen` addresses whose
-/// port is in `ports` (all of them without `ports`), and the ports the
-/// program steers.
+/// What the AF_XDP path answers for, resolved against the listen
+/// addresses: the endpoints of both protocols (the frame layer's served
+/// set), the ports the program steers, and which of them are Roughtime's
+/// (frames are dispatched by destination port).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct XdpEndpoints {
+    /// NTP and Roughtime endpoints on the steered ports.
+    pub served: Vec<SocketAddr>,
+    /// The ports the program steers, sorted.
+    pub ports: Vec<u16>,
+    /// The steered ports that are Roughtime's, sorted.
+    pub roughtime_ports: Vec<u16>,
+}
+
+/// Why the endpoints cannot be served: the config key at fault and a
+/// sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndpointsError {
+    /// `ntp.listen`, `roughtime.listen` or `xdp.ports`.
+    pub key: &'static str,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for EndpointsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
+/// The endpoints the AF_XDP path answers for: the `ntp` and `roughtime`
+/// listen addresses whose port is in `ports` (every one without `ports`),
+/// and the ports the program steers.
 ///
 /// # Errors
-/// What is wrong, as a sentence: a port 0, a port no listen address serves,
-/// more than [`MAX_PORTS`] ports.
+/// What is wrong: a port 0, a port that is both NTP's and Roughtime's, a
+/// port neither listens on, more than [`MAX_PORTS`] ports.
 pub fn served_endpoints(
-    listen: &[SocketAddr],
+    ntp: &[SocketAddr],
+    roughtime: &[SocketAddr],
     ports: Option<&[u16]>,
-) -> Result<(Vec<SocketAddr>, Vec<u16>), String> {
-    if let Some(addr) = listen.iter().find(|a| a.port() == 0) {
-        return Err(format!(
-            "the AF_XDP path serves fixed ports: [ntp] listen has {addr} (port 0)"
-        ));
+) -> Result<XdpEndpoints, EndpointsError> {
+    let fail = |key, message| Err(EndpointsError { key, message });
+    for (key, listen) in [("ntp.listen", ntp), ("roughtime.listen", roughtime)] {
+        if let Some(addr) = listen.iter().find(|a| a.port() == 0) {
+            return fail(
+                key,
+                format!("the AF_XDP path serves fixed ports: {key} has {addr} (port 0)"),
+            );
+        }
+    }
+    if let Some(addr) = roughtime
+        .iter()
+        .find(|r| ntp.iter().any(|n| n.port() == r.port()))
+    {
+        return fail(
+            "roughtime.listen",
+            format!(
+                "port {} is both NTP's and Roughtime's: the AF_XDP path tells them apart by \
+                 port",
+                addr.port()
+            ),
+        );
     }
     let mut chosen: Vec<u16> = match ports {
         Some(ports) => {
             for &port in ports {
-                if !listen.iter().any(|a| a.port() == port) {
-                    return Err(format!(
-                        "port {port} is not a port of [ntp] listen (the AF_XDP path answers \
-                         only what the sockets would)"
-                    ));
+                if !ntp.iter().chain(roughtime).any(|a| a.port() == port) {
+                    return fail(
+                        "xdp.ports",
+                        format!(
+                            "port {port} is not a port of [ntp] listen or [roughtime] listen \
+                             (the AF_XDP path answers only what the sockets would)"
+                        ),
+                    );
                 }
             }
             ports.to_vec()
         }
-        None => listen.iter().map(SocketAddr::port).collect(),
+        None => ntp.iter().chain(roughtime).map(SocketAddr::port).collect(),
     };
     chosen.sort_unstable();
     chosen.dedup();
     if chosen.len() > MAX_PORTS {
-        return Err(format!(
-            "{} ports ({chosen:?}): one XDP program serves at most {MAX_PORTS}; choose them \
-             with xdp.ports",
-            chosen.len()
-        ));
+        let of = |listen: &[SocketAddr]| {
+            let mut p: Vec<u16> = listen
+                .iter()
+                .map(SocketAddr::port)
+                .filter(|p| chosen.contains(p))
+                .collect();
+            p.sort_unstable();
+            p.dedup();
+            p
+        };
+        return fail(
+            if ports.is_some() {
+                "xdp.ports"
+            } else {
+                "ntp.listen"
+            },
+            format!(
+                "{} ports (NTP {:?}, Roughtime {:?}): one XDP program serves at most \
+                 {MAX_PORTS}; list those to steer in xdp.ports (the others are served by the \
+                 sockets)",
+                chosen.len(),
+                of(ntp),
+                of(roughtime)
+            ),
+        );
     }
-    let served = listen
+    let served = ntp
         .iter()
+        .chain(roughtime)
         .copied()
         .filter(|a| chosen.contains(&a.port()))
         .collect();
-    Ok((served, chosen))
+    let mut roughtime_ports: Vec<u16> = roughtime
+        .iter()
+        .map(SocketAddr::port)
+        .filter(|p| chosen.contains(p))
+        .collect();
+    roughtime_ports.sort_unstable();
+    roughtime_ports.dedup();
+    Ok(XdpEndpoints {
+        served,
+        ports: chosen,
+        roughtime_ports,
+    })
 }
 
 impl XdpSection {
-    /// Checks the section against the addresses `[ntp]` listens on.
+    /// Checks the section against the addresses `[ntp]` and `[roughtime]`
+    /// listen on.
     pub(crate) fn validate(
         &self,
         listen: &[SocketAddr],
+        roughtime: &[SocketAddr],
         problems: &mut Vec<Problem>,
     ) -> Option<XdpSettings> {
         let before = problems.len();
@@ -220,7 +306,8 @@ impl XdpSection {
             if ports.is_empty() {
                 problems.push(Problem::new(
                     "xdp.ports",
-                    "no port (leave ports out to serve the ports of [ntp] listen)",
+                    "no port (leave ports out to serve the ports of [ntp] listen and \
+                     [roughtime] listen)",
                 ));
             }
             if ports.contains(&0) {
@@ -228,14 +315,9 @@ impl XdpSection {
             }
         }
         if problems.len() == before
-            && let Err(message) = served_endpoints(listen, self.ports.as_deref())
+            && let Err(e) = served_endpoints(listen, roughtime, self.ports.as_deref())
         {
-            let at = if self.ports.is_some() {
-                "xdp.ports"
-            } else {
-                "ntp.listen"
-            };
-            problems.push(Problem::new(at, message));
+            problems.push(Problem::new(e.key, e.message));
         }
         (problems.len() == before).then(|| XdpSettings {
             interface,
@@ -339,12 +421,75 @@ mod tests {
     #[test]
     fn served_endpoints_are_the_listen_addresses_on_the_ports() {
         let listen = addrs(&["0.0.0.0:123", "[::]:123", "192.0.2.1:4123"]);
-        let (served, ports) = served_endpoints(&listen, None).expect("ok");
-        assert_eq!(served, listen);
-        assert_eq!(ports, [123, 4123]);
-        let (served, ports) = served_endpoints(&listen, Some(&[4123])).expect("ok");
-        assert_eq!(served, addrs(&["192.0.2.1:4123"]));
-        assert_eq!(ports, [4123]);
-        assert!(served_endpoints(&listen, Some(&[9])).is_err());
+        let e = served_endpoints(&listen, &[], None).expect("ok");
+        assert_eq!(e.served, listen);
+        assert_eq!(e.ports, [123, 4123]);
+        assert!(e.roughtime_ports.is_empty());
+        let e = served_endpoints(&listen, &[], Some(&[4123])).expect("ok");
+        assert_eq!(e.served, addrs(&["192.0.2.1:4123"]));
+        assert_eq!(e.ports, [4123]);
+        assert_eq!(
+            served_endpoints(&listen, &[], Some(&[9]))
+                .expect_err("9")
+                .key,
+            "xdp.ports"
+        );
+    }
+
+    #[test]
+    fn roughtime_ports_are_steered_and_told_apart() {
+        let ntp = addrs(&["0.0.0.0:123"]);
+        let roughtime = addrs(&["0.0.0.0:2002", "[::]:2002"]);
+        let e = served_endpoints(&ntp, &roughtime, None).expect("ok");
+        assert_eq!(e.ports, [123, 2002]);
+        assert_eq!(e.roughtime_ports, [2002]);
+        assert_eq!(e.served.len(), 3);
+        // xdp.ports lists every steered port: without 2002, Roughtime is
+        // left to its sockets.
+        let e = served_endpoints(&ntp, &roughtime, Some(&[123])).expect("ok");
+        assert_eq!(
+            (e.ports.as_slice(), e.roughtime_ports.len()),
+            (&[123][..], 0)
+        );
+        let e = served_endpoints(&ntp, &roughtime, Some(&[2002])).expect("ok");
+        assert_eq!(e.served, roughtime);
+        let same = served_endpoints(&ntp, &addrs(&["127.0.0.1:123"]), None).expect_err("same");
+        assert_eq!(same.key, "roughtime.listen");
+        assert!(
+            same.message.contains("both NTP's and Roughtime's"),
+            "{same}"
+        );
+        let zero = served_endpoints(&ntp, &addrs(&["127.0.0.1:0"]), None).expect_err("0");
+        assert_eq!(zero.key, "roughtime.listen");
+    }
+
+    #[test]
+    fn ntp_and_roughtime_ports_over_four_say_which_is_which() {
+        let p = problems(
+            "[ntp]\nlisten = [\"0.0.0.0:1\", \"0.0.0.0:2\", \"0.0.0.0:3\"]\n\
+             [roughtime]\nlisten = [\"0.0.0.0:2002\", \"0.0.0.0:2003\"]\n\
+             long-term-key = \"k\"\n[xdp]\ninterface = \"eth0\"\n",
+        );
+        let p = p
+            .iter()
+            .find(|p| p.path == "ntp.listen")
+            .expect("ports problem");
+        assert!(
+            p.message.contains(
+                "5 ports (NTP [1, 2, 3], Roughtime [2002, 2003]): one XDP program serves at most 4"
+            ),
+            "{p:?}"
+        );
+        assert!(p.message.contains("xdp.ports"), "{p:?}");
+        let ok = "[ntp]\nlisten = [\"0.0.0.0:1\", \"0.0.0.0:2\", \"0.0.0.0:3\"]\n\
+                  [roughtime]\nlisten = [\"0.0.0.0:2002\", \"0.0.0.0:2003\"]\n\
+                  long-term-key = \"k\"\n[xdp]\ninterface = \"eth0\"\nports = [1, 2002]\n";
+        let p = ConfigFile::parse(ok).expect("parses").validate(None);
+        assert!(
+            p.as_ref().err().is_none_or(|p| p
+                .iter()
+                .all(|p| !p.path.starts_with("xdp") && p.path != "ntp.listen")),
+            "{p:?}"
+        );
     }
 }

@@ -42,6 +42,7 @@ use crate::ntp::timestamps::SharedTimestamps;
 use crate::ntp::worker::{self, Shared};
 use crate::ntp::xdp_worker::{self, FrameCounters};
 use crate::nts::keys::RingKeeper;
+use crate::roughtime::xdp::XdpRoughtime;
 use authtime_nts::{NtsServer, RotationPolicy};
 
 /// Why the server did not start.
@@ -194,7 +195,11 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
     let xdp_path = match &settings.xdp {
         Some(config) => {
             let bound: Vec<SocketAddr> = groups.iter().map(|(addr, _)| *addr).collect();
-            let path = xdp::set_up(config, &bound).map_err(StartError::Xdp)?;
+            let roughtime = settings
+                .roughtime
+                .as_ref()
+                .map_or(&[][..], |rt| &rt.listen[..]);
+            let path = xdp::set_up(config, &bound, roughtime).map_err(StartError::Xdp)?;
             tracing::info!("{}", path.description);
             Some(path)
         }
@@ -292,23 +297,6 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
             running.threads.push(thread);
         }
     }
-    if let Some(path) = xdp_path {
-        let served = Arc::new(path.served);
-        let mut queues = Vec::with_capacity(path.sockets.len());
-        for mut xsk in path.sockets {
-            let (shared, served) = (Arc::clone(&shared), Arc::clone(&served));
-            let counters = metrics.add_worker();
-            let frames = Arc::new(Mutex::new(FrameCounters::default()));
-            queues.push((xsk.queue(), Arc::clone(&frames)));
-            let thread = std::thread::Builder::new()
-                .name(format!("xdp-{}", xsk.queue()))
-                .spawn(move || xdp_worker::run(&mut xsk, &served, &shared, &counters, &frames))
-                .map_err(StartError::System)?;
-            running.threads.push(thread);
-        }
-        metrics.add_renderer(move |out| xdp_worker::render(&queues, out));
-        running.xdp = Some((path.attachment, path.description));
-    }
     if let (Some(keeper), Some(ke)) = (&nts, settings.nts.as_ref().and_then(|n| n.ke.as_ref())) {
         let started = crate::nts::ke::start(
             ke,
@@ -321,6 +309,7 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         tracing::info!(listen = ?started.local_addrs, "serving NTS-KE");
         running.nts_ke = Some(started);
     }
+    let mut roughtime_shared = None;
     if let Some(rt) = &settings.roughtime {
         let ctx = crate::roughtime::service::Context {
             nts: settings.nts.as_ref(),
@@ -332,6 +321,44 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         let started = crate::roughtime::service::start(rt, &ctx).map_err(StartError::Roughtime)?;
         running.threads.extend(started.threads);
         running.roughtime = Some((started.addrs, started.keys.describe()));
+        roughtime_shared = Some(started.shared);
+    }
+    // After Roughtime, whose state the AF_XDP workers share; the program
+    // was attached before any thread started, and what arrived since waits
+    // on the queues' rings.
+    if let Some(path) = xdp_path {
+        let served = Arc::new(path.served);
+        let roughtime = match roughtime_shared {
+            Some(shared) if !path.roughtime_ports.is_empty() => Some(Arc::new(XdpRoughtime {
+                shared,
+                ports: path.roughtime_ports,
+            })),
+            _ => None,
+        };
+        let mut queues = Vec::with_capacity(path.sockets.len());
+        for mut xsk in path.sockets {
+            let (shared, served) = (Arc::clone(&shared), Arc::clone(&served));
+            let roughtime = roughtime.clone();
+            let counters = metrics.add_worker();
+            let frames = Arc::new(Mutex::new(FrameCounters::default()));
+            queues.push((xsk.queue(), Arc::clone(&frames)));
+            let thread = std::thread::Builder::new()
+                .name(format!("xdp-{}", xsk.queue()))
+                .spawn(move || {
+                    xdp_worker::run(
+                        &mut xsk,
+                        &served,
+                        &shared,
+                        roughtime.as_deref(),
+                        &counters,
+                        &frames,
+                    );
+                })
+                .map_err(StartError::System)?;
+            running.threads.push(thread);
+        }
+        metrics.add_renderer(move |out| xdp_worker::render(&queues, out));
+        running.xdp = Some((path.attachment, path.description));
     }
     if let Some(addr) = settings.metrics {
         let (bound, thread) = metrics_http::spawn(addr, Arc::clone(&metrics), Arc::clone(&stop))

@@ -17,7 +17,7 @@ use authtime_xdp::{
     AttachMode, Attachment, BindMode, Error, Family, Interface, ProgramSpec, Xsk, XskConfig,
 };
 
-use crate::config::xdp::{FRAME_SIZE, XdpAttach, XdpSettings, served_endpoints};
+use crate::config::xdp::{FRAME_SIZE, XdpAttach, XdpEndpoints, XdpSettings, served_endpoints};
 
 /// How long a queue whose previous socket just closed (a restart after a
 /// crash) may stay busy before the start fails.
@@ -30,22 +30,33 @@ pub(crate) struct XdpPath {
     pub(crate) attachment: Attachment,
     /// One per queue, each for a worker thread.
     pub(crate) sockets: Vec<Xsk>,
-    /// The endpoints answered.
+    /// The endpoints answered, NTP's and Roughtime's.
     pub(crate) served: Served,
+    /// The served ports that are Roughtime's (the others are NTP's).
+    pub(crate) roughtime_ports: Vec<u16>,
     /// What was set up, for the start-up summary.
     pub(crate) description: String,
 }
 
 /// Attaches the program on `settings.interface` for the endpoints of
-/// `listen` (the addresses the sockets were bound to) and opens a socket
-/// on each queue.
+/// `listen` (the addresses the NTP sockets were bound to) and `roughtime`
+/// (the `[roughtime]` listen addresses, empty without Roughtime) and opens a
+/// socket on each queue.
 ///
 /// # Errors
 /// A sentence naming what is missing.
-pub(crate) fn set_up(settings: &XdpSettings, listen: &[SocketAddr]) -> Result<XdpPath, String> {
+pub(crate) fn set_up(
+    settings: &XdpSettings,
+    listen: &[SocketAddr],
+    roughtime: &[SocketAddr],
+) -> Result<XdpPath, String> {
     let ifname = &settings.interface;
     let fail = |e: Error| format!("AF_XDP on {ifname}: {e}");
-    let (served, ports) = served_endpoints(listen, settings.ports.as_deref())
+    let XdpEndpoints {
+        served,
+        ports,
+        roughtime_ports,
+    } = served_endpoints(listen, roughtime, settings.ports.as_deref())
         .map_err(|e| format!("AF_XDP on {ifname}: {e}"))?;
     let interface = Interface::by_name(ifname).map_err(fail)?;
     let available = interface.rx_queues().map_err(fail)?;
@@ -91,10 +102,18 @@ pub(crate) fn set_up(settings: &XdpSettings, listen: &[SocketAddr]) -> Result<Xd
         attachment.register(&xsk).map_err(fail)?;
         sockets.push(xsk);
     }
+    let protocols = if roughtime_ports.is_empty() {
+        "NTP".to_owned()
+    } else {
+        format!(
+            "NTP and Roughtime (port{} {roughtime_ports:?})",
+            plural(roughtime_ports.len())
+        )
+    };
     let description = format!(
-        "AF_XDP on {ifname} queue{} {queues:?} ({} mode, {}), UDP port{} {ports:?}: {} NTP \
-         answered from the frames, basic replies only (no interleaved mode, no kernel transmit \
-         timestamps)",
+        "AF_XDP on {ifname} queue{} {queues:?} ({} mode, {}), UDP port{} {ports:?}: {} \
+         {protocols} answered from the frames, basic NTP replies only (no interleaved mode, no \
+         kernel transmit timestamps)",
         if queues.len() == 1 { "" } else { "s" },
         match mode {
             AttachMode::Native => "native",
@@ -116,8 +135,13 @@ pub(crate) fn set_up(settings: &XdpSettings, listen: &[SocketAddr]) -> Result<Xd
         attachment,
         sockets,
         served: Served::new(served),
+        roughtime_ports,
         description,
     })
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// Which destinations of one family the program takes: none when no
@@ -227,15 +251,15 @@ mod tests {
     #[test]
     fn a_missing_interface_or_queue_stops_the_start_with_its_name() {
         let listen = ["127.0.0.1:11123".parse().expect("addr")];
-        let e = set_up(&settings("nonexistent9", None), &listen).expect_err("no interface");
+        let e = set_up(&settings("nonexistent9", None), &listen, &[]).expect_err("no interface");
         assert!(
             e.contains("AF_XDP on nonexistent9") && e.contains("no network interface"),
             "{e}"
         );
-        let e = set_up(&settings("lo", Some(vec![0, 9])), &listen).expect_err("no queue 9");
+        let e = set_up(&settings("lo", Some(vec![0, 9])), &listen, &[]).expect_err("no queue 9");
         assert!(e.contains("queue 9 is out of range"), "{e}");
         let any_port = ["127.0.0.1:0".parse().expect("addr")];
-        let e = set_up(&settings("lo", None), &any_port).expect_err("port 0");
+        let e = set_up(&settings("lo", None), &any_port, &[]).expect_err("port 0");
         assert!(e.contains("port 0"), "{e}");
     }
 }

@@ -1,8 +1,10 @@
 //! One AF_XDP worker thread, on one receive queue: take a batch of frames
 //! off the socket's RX ring, classify each ([`authtime_frame::parse`]),
-//! count and recycle those that are not NTP requests to a served endpoint,
-//! and answer the others with the socket workers' batch logic
-//! ([`super::worker::Worker::answer`]). Each reply is written into the
+//! count and recycle those that are not requests to a served endpoint,
+//! dispatch the others by destination port, and answer them with the socket
+//! workers' batch logic: NTP ([`super::worker::Worker::answer`], up to
+//! [`BATCH`] at a time) here, Roughtime in [`crate::roughtime::xdp`] (up to
+//! 64 under one signature, after the NTP requests of the batch). Each reply is written into the
 //! chunk its request came in, its Ethernet, IP and UDP headers around it
 //! ([`authtime_frame::finish_reply`]), and sent at once: on the TX ring and
 //! a kick, so the transmit timestamp read just before it is as late as on
@@ -35,6 +37,8 @@ use super::sockets::RECEIVE_TIMEOUT;
 use super::worker::{Shared, Worker};
 use crate::clock::state::ClockView;
 use crate::metrics::{LabelCounts, WorkerCounters, lock};
+use crate::roughtime::worker::BATCH as ROUGHTIME_BATCH;
+use crate::roughtime::xdp::{RoughtimeFrames, XdpRoughtime};
 
 /// How often the kernel's counters of the socket are read.
 const STATS_INTERVAL: Duration = Duration::from_secs(1);
@@ -45,7 +49,7 @@ const ERROR_LOG_INTERVAL: Duration = Duration::from_secs(10);
 #[derive(Debug, Default)]
 pub(crate) struct FrameCounters {
     /// Frames that are requests to a served endpoint (answered or dropped
-    /// by the NTP logic, and counted there too).
+    /// by the NTP or Roughtime logic, and counted there too).
     pub(crate) ours: u64,
     /// Frames the program steered here that the frame layer would have
     /// given to the kernel: not answered, only counted.
@@ -139,23 +143,81 @@ impl Replies for FrameReplies<'_, '_> {
     }
 }
 
-/// Serves `xsk` until the stop flag is set: requests to `served` are
-/// answered, every other frame is counted in `frames` and recycled.
+/// The NTP side of one worker: its staging and the state the batch logic
+/// keeps between batches.
+struct NtpSide<'s> {
+    shared: &'s Shared,
+    staging: Staging,
+    path: ReplyPath,
+    keys: KeyView,
+    random: RandomPool,
+    nts_batch: NtsBatch,
+    clock: ClockView,
+}
+
+impl NtpSide<'_> {
+    /// Answers the `n` requests staged, each reply in the frame of `held`
+    /// its request came in; the frames not answered go back to the fill
+    /// ring.
+    fn answer(
+        &mut self,
+        n: usize,
+        held: &mut [Option<RxFrame<'_>>; BATCH],
+        counters: &mut WorkerCounters,
+    ) {
+        if n > 0 {
+            self.path.start_batch();
+            let mut replies = FrameReplies {
+                frames: held,
+                staging: &self.staging,
+            };
+            let mut worker = Worker {
+                replies: &mut replies,
+                shared: self.shared,
+                table: None,
+                path: &mut self.path,
+                random: &mut self.random,
+                nts_batch: &mut self.nts_batch,
+                counters,
+            };
+            worker.answer(n, &self.staging, &mut self.keys, &mut self.clock);
+        }
+        for frame in &mut held[..n] {
+            *frame = None;
+        }
+    }
+}
+
+/// Serves `xsk` until the stop flag is set: NTP requests to `served` are
+/// answered, and Roughtime requests to its ports with `roughtime`; every
+/// other frame is counted in `frames` and recycled.
 pub(crate) fn run(
     xsk: &mut Xsk,
     served: &Served,
     shared: &Shared,
+    roughtime: Option<&XdpRoughtime>,
     counters: &Mutex<WorkerCounters>,
     frames: &Mutex<FrameCounters>,
 ) {
-    let mut staging = Staging::new();
-    // No transmit timestamps come back from an AF_XDP socket, and no
-    // send-path delay is measured: plain clock readings for T3.
-    let mut path = ReplyPath::new(false, 0, false);
-    let mut keys = KeyView::new(&shared.keys);
-    let mut random = RandomPool::new();
-    let mut nts_batch = NtsBatch::new();
-    let mut clock = ClockView::new(&shared.clock);
+    let mut ntp = NtpSide {
+        shared,
+        staging: Staging::new(),
+        // No transmit timestamps come back from an AF_XDP socket, and no
+        // send-path delay is measured: plain clock readings for T3.
+        path: ReplyPath::new(false, 0, false),
+        keys: KeyView::new(&shared.keys),
+        random: RandomPool::new(),
+        nts_batch: NtsBatch::new(),
+        clock: ClockView::new(&shared.clock),
+    };
+    let mut roughtime_clock = roughtime.map(|r| ClockView::new(&r.shared.clock));
+    // With Roughtime, a receive batch is as large as its (NTP requests are
+    // answered BATCH at a time within it).
+    let receive = if roughtime.is_some() {
+        ROUGHTIME_BATCH
+    } else {
+        BATCH
+    };
     let mut last_error_log: Option<Instant> = None;
     let mut last_stats: Option<Instant> = None;
     while !shared.stop.load(Ordering::Relaxed) {
@@ -184,12 +246,24 @@ pub(crate) fn run(
         let mut counters = lock(counters);
         let mut frame_counts = lock(frames);
         let mut held: [Option<RxFrame<'_>>; BATCH] = std::array::from_fn(|_| None);
+        let mut roughtime_frames = RoughtimeFrames::new();
         let mut n = 0;
-        for frame in xsk.recv_batch(BATCH) {
+        for frame in xsk.recv_batch(receive) {
             match authtime_frame::parse(frame.data(), served) {
                 Verdict::Ours(request) => {
-                    staging.put(n, request.payload(), *request.addressing(), frame.stamp());
                     frame_counts.ours += 1;
+                    let to = *request.addressing();
+                    let payload = request.payload_range();
+                    if let (Some(rt), Some(clock)) = (roughtime, roughtime_clock.as_mut())
+                        && rt.serves(&to)
+                    {
+                        if roughtime_frames.is_full() {
+                            roughtime_frames.answer(&rt.shared, clock);
+                        }
+                        roughtime_frames.push(frame, to, payload);
+                        continue;
+                    }
+                    ntp.staging.put(n, request.payload(), to, frame.stamp());
                 }
                 // Not answered: the frame goes back to the fill ring.
                 Verdict::Pass(reason) => {
@@ -203,29 +277,20 @@ pub(crate) fn run(
             }
             held[n] = Some(frame);
             n += 1;
+            if n == BATCH {
+                ntp.answer(n, &mut held, &mut counters);
+                n = 0;
+            }
         }
         drop(frame_counts);
-        if n > 0 {
-            path.start_batch();
-            let mut replies = FrameReplies {
-                frames: &mut held,
-                staging: &staging,
-            };
-            let mut worker = Worker {
-                replies: &mut replies,
-                shared,
-                table: None,
-                path: &mut path,
-                random: &mut random,
-                nts_batch: &mut nts_batch,
-                counters: &mut counters,
-            };
-            worker.answer(n, &staging, &mut keys, &mut clock);
-        }
+        ntp.answer(n, &mut held, &mut counters);
         drop(counters);
-        // Requests not answered give their chunks back.
-        drop(held);
-        // Replies that found the TX ring full go now.
+        if let (Some(rt), Some(clock)) = (roughtime, roughtime_clock.as_mut()) {
+            roughtime_frames.answer(&rt.shared, clock);
+        }
+        drop((held, roughtime_frames));
+        // Replies that found the TX ring full, and the Roughtime responses,
+        // go now.
         if let Err(e) = xsk.tx_submit()
             && last_error_log.is_none_or(|t| t.elapsed() >= ERROR_LOG_INTERVAL)
         {
@@ -298,8 +363,8 @@ pub(crate) fn render(queues: &[(u32, std::sync::Arc<Mutex<FrameCounters>>)], out
         "authtime_xdp_frames_total",
         "counter",
         "Frames the XDP program steered to the AF_XDP sockets, by what the frame layer made of \
-         them: ours (an NTP request to a served endpoint, answered or dropped as the NTP \
-         counters say), pass (not a request to a served endpoint, such as one to another \
+         them: ours (an NTP or Roughtime request to a served endpoint, answered or dropped as \
+         that protocol's counters say), pass (not a request to a served endpoint, such as one to another \
          address of the interface: neither answered nor seen by the kernel) or drop (to a \
          served endpoint but malformed or unanswerable), with the reason.",
         &frames,

@@ -1,5 +1,5 @@
-//! The Roughtime server: UDP workers, TCP, online keys and their files,
-//! metrics.
+//! The Roughtime server: UDP workers, TCP, the AF_XDP path's part, online
+//! keys and their files, metrics.
 
 pub mod key_files;
 pub mod keys;
@@ -7,3 +7,4 @@ pub mod metrics;
 pub(crate) mod service;
 pub(crate) mod tcp;
 pub mod worker;
+pub(crate) mod xdp;

@@ -32,6 +32,8 @@ pub(crate) struct RunningRoughtime {
     pub(crate) addrs: Vec<SocketAddr>,
     /// The keys, for the start-up lines.
     pub(crate) keys: Arc<RoughtimeKeys>,
+    /// What the workers share, for the AF_XDP workers too.
+    pub(crate) shared: Arc<RoughtimeShared>,
     pub(crate) threads: Vec<JoinHandle<()>>,
 }
 
@@ -96,6 +98,7 @@ pub(crate) fn start(
     let mut running = RunningRoughtime {
         addrs: Vec::new(),
         keys: Arc::clone(&keys),
+        shared: Arc::clone(&shared),
         threads: Vec::new(),
     };
     {

@@ -3,7 +3,10 @@
 //! (`authtime_roughtime::respond_parsed`: one Merkle tree and one signature
 //! per version) for every request of it that passed the filters, one
 //! `sendmmsg` out. Each request is parsed once, here, and the parsed form is
-//! what the core answers. [`answer_requests`] is shared with the TCP server.
+//! what the core answers. [`answer_requests`] is shared with the TCP server;
+//! [`answer_batch`], one receive batch from datagrams to responses, with the
+//! AF_XDP workers (`crate::ntp::xdp_worker`), which read and answer through
+//! [`BatchIo`] in the frames themselves.
 //!
 //! The time answered with is the system clock, rounded to the second; the
 //! radius is what the clock state says the uncertainty is ([`radius`]), and
@@ -26,13 +29,14 @@ use crate::admission::client_limiter::ClientLimiter;
 use crate::clock;
 use crate::clock::state::{ClockState, ClockView};
 use crate::metrics::clients::{ClientPopulation, Outcome, Protocol};
+use crate::ntp::batch_io::Datagrams;
 use crate::roughtime::keys::RoughtimeKeys;
 use crate::roughtime::metrics::{Refusal, RoughtimeMetrics};
 
 /// Requests per `recvmmsg`, so at most this many share a signature: 64, as
 /// roughenough reads, twice the NTP worker's batch. The receive buffers are
-/// 64 × 2 KiB per worker.
-const BATCH: usize = 64;
+/// 64 × 2 KiB per worker. The AF_XDP workers batch as many.
+pub(crate) const BATCH: usize = 64;
 
 /// What the UDP workers and the TCP connections share.
 #[derive(Debug)]
@@ -175,6 +179,90 @@ pub(crate) fn answer_requests(
     out
 }
 
+/// What [`answer_batch`] reads a receive batch from and sends its responses
+/// through: the sockets (`recvmmsg` and `sendmmsg`, here) or the frames of
+/// an AF_XDP socket. One type does both, since on AF_XDP a response is
+/// written into its request's own frame. A generic parameter, not a trait
+/// object: the socket path compiles to the calls it made before there were
+/// two paths.
+pub(crate) trait BatchIo: Datagrams {
+    /// Sends each `(i, response)` to the source of datagram `i` of the
+    /// batch; counts in `metrics` those that did not leave.
+    fn send_responses<'r>(
+        &mut self,
+        responses: impl Iterator<Item = (usize, &'r [u8])>,
+        metrics: &RoughtimeMetrics,
+    );
+}
+
+/// Answers the `n` datagrams of one receive batch under one signature per
+/// version, and sends the responses.
+pub(crate) fn answer_batch<B: BatchIo>(
+    shared: &RoughtimeShared,
+    clock_view: &mut ClockView,
+    n: usize,
+    io: &mut B,
+) {
+    let now = clock::now_unix();
+    let announcement = clock_view.announce(&shared.clock, now);
+    shared
+        .metrics
+        .received
+        .fetch_add(n as u64, Ordering::Relaxed);
+    let mut requests = Vec::with_capacity(n);
+    let mut index = Vec::with_capacity(n);
+    for i in 0..n {
+        let d = io.datagram(i);
+        match d.peer {
+            _ if d.truncated => shared.metrics.refuse(Refusal::TooLarge, 1),
+            None => shared.metrics.refuse(Refusal::Malformed, 1),
+            Some(peer) => {
+                requests.push((d.data, peer.ip()));
+                index.push(i);
+            }
+        }
+    }
+    let answers = answer_requests(shared, &announcement, now, &requests);
+    drop(requests);
+    let responses = answers
+        .iter()
+        .zip(&index)
+        .filter_map(|(a, &i)| a.as_deref().map(|bytes| (i, bytes)));
+    io.send_responses(responses, &shared.metrics);
+}
+
+/// One `recvmmsg` batch, answered with one `sendmmsg` on its socket.
+struct SocketBatch<'a> {
+    socket: &'a UdpSocket,
+    rx: &'a RecvBatch<BATCH>,
+    send: &'a mut SendBatch<BATCH>,
+}
+
+impl Datagrams for SocketBatch<'_> {
+    #[inline]
+    fn datagram(&self, i: usize) -> authtime_packet_io::Datagram<'_> {
+        self.rx.datagram(i)
+    }
+}
+
+impl BatchIo for SocketBatch<'_> {
+    #[inline]
+    fn send_responses<'r>(
+        &mut self,
+        responses: impl Iterator<Item = (usize, &'r [u8])>,
+        metrics: &RoughtimeMetrics,
+    ) {
+        let rx = self.rx;
+        let refused = self.send.send(
+            self.socket,
+            responses.map(|(i, bytes)| (bytes, rx.peer_name(i))),
+        );
+        if refused > 0 {
+            metrics.refuse(Refusal::SendFailed, refused as u64);
+        }
+    }
+}
+
 /// Receive errors other than timeouts are logged at most this often.
 const ERROR_LOG_INTERVAL: Duration = Duration::from_secs(10);
 
@@ -197,34 +285,12 @@ pub(crate) fn run(socket: &UdpSocket, shared: &RoughtimeShared) {
                 continue;
             }
         };
-        let now = clock::now_unix();
-        let announcement = clock_view.announce(&shared.clock, now);
-        shared
-            .metrics
-            .received
-            .fetch_add(n as u64, Ordering::Relaxed);
-        let mut requests = Vec::with_capacity(n);
-        let mut index = Vec::with_capacity(n);
-        for i in 0..n {
-            let d = rx.datagram(i);
-            match d.peer {
-                _ if d.truncated => shared.metrics.refuse(Refusal::TooLarge, 1),
-                None => shared.metrics.refuse(Refusal::Malformed, 1),
-                Some(peer) => {
-                    requests.push((d.data, peer.ip()));
-                    index.push(i);
-                }
-            }
-        }
-        let answers = answer_requests(shared, &announcement, now, &requests);
-        let replies = answers
-            .iter()
-            .zip(&index)
-            .filter_map(|(a, &i)| a.as_deref().map(|bytes| (bytes, rx.peer_name(i))));
-        let refused = send.send(socket, replies);
-        if refused > 0 {
-            shared.metrics.refuse(Refusal::SendFailed, refused as u64);
-        }
+        let mut io = SocketBatch {
+            socket,
+            rx: &rx,
+            send: &mut send,
+        };
+        answer_batch(shared, &mut clock_view, n, &mut io);
     }
 }
 
