@@ -1030,17 +1030,19 @@ const ROUGHTIME: Section = Section {
 const XDP: Section = Section {
     name: "xdp",
     presence_enables: true,
-    summary: "NTP (plain, MAC and NTS) answered from AF_XDP sockets on one interface, \
-              before the kernel's IP stack sees the requests. Present = on; Linux only. An XDP \
-              program attached to the interface steers UDP to the served ports into one \
-              AF_XDP socket per receive queue, each with a worker thread that runs the same \
-              batch logic as the socket workers and writes each reply into the frame its \
-              request came in. Everything else (ARP, ICMP, TCP such as NTS-KE, other ports) \
-              goes through the kernel. The endpoints are the [ntp] listen addresses on the \
-              served ports (0.0.0.0 or :: means every address of that family on the \
-              interface); the [ntp] listen sockets stay bound and serve every other \
-              interface. Replies are basic only: no interleaved mode and no kernel transmit \
-              timestamps on this path. The daemon refuses to start when anything is missing \
+    summary: "NTP (plain, MAC and NTS), and Roughtime over UDP when [roughtime] is \
+              configured, answered from AF_XDP sockets on one interface, before the kernel's \
+              IP stack sees the requests. Present = on; Linux only. An XDP program attached \
+              to the interface steers UDP to the served ports into one AF_XDP socket per \
+              receive queue, each with a worker thread that runs the same batch logic as the \
+              socket workers (NTP's, and Roughtime's, told apart by destination port) and \
+              writes each reply into the frame its request came in. Everything else (ARP, \
+              ICMP, TCP such as NTS-KE and Roughtime over TCP, other ports) goes through the \
+              kernel. The endpoints are the [ntp] listen and [roughtime] listen addresses on \
+              the served ports (0.0.0.0 or :: means every address of that family on the \
+              interface); those sockets stay bound and serve every other interface. NTP \
+              replies are basic only: no interleaved mode and no kernel transmit timestamps \
+              on this path. The daemon refuses to start when anything is missing \
               (the interface, a queue, CAP_BPF, CAP_NET_ADMIN, CAP_NET_RAW, CAP_IPC_LOCK or \
               enough RLIMIT_MEMLOCK, driver or kernel support), and the program is detached \
               when it exits, even on SIGKILL. See docs/xdp.md.",
@@ -1101,12 +1103,16 @@ const XDP: Section = Section {
             kind: ValueKind::Integers,
             choices: &[],
             default: DefaultValue::Unset {
-                meaning: "the ports of [ntp] listen",
+                meaning: "the ports of [ntp] listen and [roughtime] listen",
                 example: "[123]",
             },
-            text: "UDP ports the program steers to the AF_XDP sockets, at most 4, each a port \
-                   of [ntp] listen (ports of other services are refused: the daemon would not \
-                   answer them). [ntp] listen must not use port 0 with this section.",
+            text: "Every UDP port the program steers to the AF_XDP sockets, NTP's and \
+                   Roughtime's alike, at most 4, each a port of [ntp] listen or [roughtime] \
+                   listen (ports of other services are refused: the daemon would not answer \
+                   them); a Roughtime port not listed is served by its sockets only. Without \
+                   it, the ports of both must number at most 4. [ntp] listen and [roughtime] \
+                   listen must not use port 0 with this section, nor share a port (the \
+                   workers tell NTP and Roughtime apart by destination port).",
         },
     ],
 };

@@ -7,7 +7,7 @@
 //!   to a plain, MAC or NTS request. Packet I/O goes through
 //!   `authtime-packet-io`. With `[xdp]`, AF_XDP workers (one per receive
 //!   queue, `authtime-xdp` and `authtime-frame`) answer one interface with
-//!   the same batch logic.
+//!   the same batch logic, Roughtime's too when it is served.
 //! - [`nts`]: the NTS-KE server and the NTS master keys kept in step with the
 //!   key store.
 //! - [`roughtime`]: the Roughtime server, with a `[roughtime]` section: UDP

@@ -61,8 +61,8 @@ pub struct ConfigFile {
     /// `[nts-ke-balancer]`: NTS-KE answered by pool members (draft-ietf-ntp-nts-keyexchange-pool-00);
     /// present = the NTS-KE server balances.
     pub nts_ke_balancer: Option<nts_balancer::NtsBalancerSection>,
-    /// `[xdp]`: NTP answered from AF_XDP sockets on one interface
-    /// (docs/xdp.md); present = enabled.
+    /// `[xdp]`: NTP, and Roughtime with `[roughtime]`, answered from AF_XDP
+    /// sockets on one interface (docs/xdp.md); present = enabled.
     pub xdp: Option<xdp::XdpSection>,
 }
 
