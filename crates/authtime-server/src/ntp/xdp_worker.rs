@@ -4,11 +4,11 @@
 //! dispatch the others by destination port, and answer them with the socket
 //! workers' batch logic: NTP ([`super::worker::Worker::answer`], up to
 //! [`BATCH`] at a time) here, Roughtime in [`crate::roughtime::xdp`] (up to
-//! 64 under one signature, after the NTP requests of the batch). Each reply is written into the
-//! chunk its request came in, its Ethernet, IP and UDP headers around it
-//! ([`authtime_frame::finish_reply`]), and sent at once: on the TX ring and
-//! a kick, so the transmit timestamp read just before it is as late as on
-//! the socket path.
+//! 64 under one signature, after the NTP requests of the batch). Each NTP
+//! reply is written into the chunk its request came in, its Ethernet, IP
+//! and UDP headers around it ([`authtime_frame::finish_reply`]), and sent at
+//! once: on the TX ring and a kick, so the transmit timestamp read just
+//! before it is as late as on the socket path.
 //!
 //! A request's payload is copied out of its chunk (tens to hundreds of
 //! bytes) before the batch is answered, because the chunk is then written
@@ -211,8 +211,9 @@ pub(crate) fn run(
         clock: ClockView::new(&shared.clock),
     };
     let mut roughtime_clock = roughtime.map(|r| ClockView::new(&r.shared.clock));
-    // With Roughtime, a receive batch is as large as its (NTP requests are
-    // answered BATCH at a time within it).
+    // With Roughtime, a receive batch is as large as a Roughtime batch, so
+    // that up to 64 requests share a signature; its NTP requests are
+    // answered BATCH at a time.
     let receive = if roughtime.is_some() {
         ROUGHTIME_BATCH
     } else {
@@ -364,9 +365,9 @@ pub(crate) fn render(queues: &[(u32, std::sync::Arc<Mutex<FrameCounters>>)], out
         "counter",
         "Frames the XDP program steered to the AF_XDP sockets, by what the frame layer made of \
          them: ours (an NTP or Roughtime request to a served endpoint, answered or dropped as \
-         that protocol's counters say), pass (not a request to a served endpoint, such as one to another \
-         address of the interface: neither answered nor seen by the kernel) or drop (to a \
-         served endpoint but malformed or unanswerable), with the reason.",
+         that protocol's counters say), pass (not a request to a served endpoint, such as one \
+         to another address of the interface: neither answered nor seen by the kernel) or \
+         drop (to a served endpoint but malformed or unanswerable), with the reason.",
         &frames,
     );
     let mut events = Vec::new();
