@@ -52,6 +52,61 @@ fn parse_steal(stat: &str) -> Option<f64> {
     Some(ticks as f64 / 100.0)
 }
 
+/// The whole machine's CPU time so far, all CPUs together, in seconds
+/// (`/proc/stat`, the `cpu` line, USER_HZ ticks of 1/100 s).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct MachineCpu {
+    /// Busy: user, nice, system, irq and softirq (guest time is inside
+    /// user). Steal is not in it: it is time the CPUs were not ours.
+    pub busy_s: f64,
+    /// Of `busy_s`, the part in interrupts and softirqs (network receive
+    /// work the kernel did not charge to a task).
+    pub irq_s: f64,
+    /// Idle and iowait.
+    pub idle_s: f64,
+    /// Steal.
+    pub steal_s: f64,
+}
+
+impl MachineCpu {
+    /// Now; `None` off Linux.
+    #[must_use]
+    pub fn now() -> Option<Self> {
+        parse_machine(&std::fs::read_to_string("/proc/stat").ok()?)
+    }
+
+    /// What was spent from `earlier` to `self`.
+    #[must_use]
+    pub fn since(&self, earlier: &Self) -> Self {
+        Self {
+            busy_s: self.busy_s - earlier.busy_s,
+            irq_s: self.irq_s - earlier.irq_s,
+            idle_s: self.idle_s - earlier.idle_s,
+            steal_s: self.steal_s - earlier.steal_s,
+        }
+    }
+}
+
+fn parse_machine(stat: &str) -> Option<MachineCpu> {
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let ticks: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let field = |i: usize| ticks.get(i).map(|&t| t as f64 / 100.0);
+    let (user, nice, system, idle, iowait) =
+        (field(0)?, field(1)?, field(2)?, field(3)?, field(4)?);
+    let (irq, softirq, steal) = (field(5)?, field(6)?, field(7)?);
+    Some(MachineCpu {
+        busy_s: user + nice + system + irq + softirq,
+        irq_s: irq + softirq,
+        idle_s: idle + iowait,
+        steal_s: steal,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,6 +134,19 @@ mod steal_tests {
         assert_eq!(parse_steal(stat), Some(378.61));
         assert_eq!(parse_steal("cpu0 1 2 3\n"), None);
         assert_eq!(parse_steal("cpu  1 2 3\n"), None);
+        let m = parse_machine(stat).expect("a cpu line");
+        assert!((m.busy_s - (41327.19 + 190.13 + 3994.07 + 0.0 + 213.33)).abs() < 1e-6);
+        assert!((m.irq_s - 213.33).abs() < 1e-6);
+        assert!((m.idle_s - (10886.65 + 66.57)).abs() < 1e-6);
+        assert!((m.steal_s - 378.61).abs() < 1e-6);
+        assert_eq!(parse_machine("cpu  1 2 3\n"), None);
+        if cfg!(target_os = "linux") {
+            let (a, b) = (
+                MachineCpu::now().expect("linux"),
+                MachineCpu::now().expect("linux"),
+            );
+            assert!(b.since(&a).busy_s >= 0.0);
+        }
         if cfg!(target_os = "linux") {
             assert!(steal_seconds().is_some());
         }

@@ -1,0 +1,711 @@
+//! The `xdp` section's report: one table per rate and authentication with
+//! chronyd, authtime on sockets and authtime on AF_XDP side by side (medians
+//! over rounds), the CPU ratios, what the MAC adds, every measurement, and
+//! the method written next to the numbers.
+
+use crate::{
+    report::{Section, Table},
+    section_ntp::fmt_rate,
+    section_xdp::{Auth, Measurement, Outcome, ServerKind},
+};
+
+/// Steps with more steal time than this (share of all CPUs) are called
+/// disturbed.
+const STEAL_WARNING: f64 = 0.05;
+/// An idle machine busier than this (CPU seconds per second) was doing
+/// other work, and its whole-machine figures are not the servers'.
+const BUSY_IDLE: f64 = 0.1;
+/// A server "keeps up" at a step below this loss.
+const KEEPS_UP: f64 = 0.01;
+
+/// The figures of one measurement, per answered request where it says so.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Figures {
+    /// Requests offered per second (sent + refused by the kernel).
+    pub offered: f64,
+    /// Time replies per second.
+    pub answered: f64,
+    /// 1 − time replies ÷ requests sent.
+    pub loss: f64,
+    /// Server process, user + system, µs per answered request.
+    pub server_us: Option<f64>,
+    /// Its user part.
+    pub server_user_us: Option<f64>,
+    /// Its system part.
+    pub server_system_us: Option<f64>,
+    /// The whole machine's busy CPU, µs per answered request.
+    pub machine_us: Option<f64>,
+    /// The same less what the idle machine spends in as long.
+    pub machine_less_idle_us: Option<f64>,
+    /// Of the machine's, interrupts and softirqs.
+    pub irq_us: Option<f64>,
+    /// Server + generator + kernel threads + irq and softirq.
+    pub attributed_us: Option<f64>,
+    /// The lab process (the generator).
+    pub generator_us: Option<f64>,
+    /// T3 offset, mean, µs.
+    pub t3_mean_us: Option<f64>,
+    /// T3 offset, median, µs.
+    pub t3_median_us: Option<f64>,
+    /// T3 offset, 99th percentile, µs.
+    pub t3_p99_us: Option<f64>,
+    /// Steal time, share of all CPUs over the measurement.
+    pub steal: Option<f64>,
+    /// The generator fell behind its schedule.
+    pub fell_behind: bool,
+}
+
+impl Figures {
+    /// `m`'s figures; `None` without a report.
+    #[must_use]
+    pub fn of(m: &Measurement, outcome: &Outcome) -> Option<Self> {
+        let r = m.report.as_ref()?;
+        let answered = r.received as f64;
+        let per = |s: f64| (answered > 0.0).then(|| 1e6 * s / answered);
+        let cpu = m.cpu.as_ref();
+        let offsets = r.accuracy.as_ref().map(|a| a.basic).filter(|o| o.count > 0);
+        Some(Self {
+            offered: (r.sent + r.send_errors) as f64 / r.duration_s.max(1e-9),
+            answered: r.received_rate,
+            loss: r.loss,
+            server_us: cpu.and_then(|c| per(c.server_user_s + c.server_system_s)),
+            server_user_us: cpu.and_then(|c| per(c.server_user_s)),
+            server_system_us: cpu.and_then(|c| per(c.server_system_s)),
+            machine_us: cpu.and_then(|c| per(c.machine.busy_s)),
+            machine_less_idle_us: cpu.and_then(|c| {
+                let idle = outcome.idle_busy_per_s? * c.wall_s;
+                per(c.machine.busy_s - idle)
+            }),
+            irq_us: cpu.and_then(|c| per(c.machine.irq_s)),
+            attributed_us: cpu.and_then(|c| per(c.attributed_s())),
+            generator_us: cpu.and_then(|c| per(c.generator_s)),
+            t3_mean_us: offsets.map(|o| o.mean_us),
+            t3_median_us: offsets.map(|o| o.median_us),
+            t3_p99_us: offsets.map(|o| o.p99_us),
+            steal: cpu.and_then(|c| {
+                let all = c.machine.busy_s + c.machine.idle_s + c.machine.steal_s;
+                (all > 0.0).then(|| c.machine.steal_s / all)
+            }),
+            fell_behind: r.fell_behind,
+        })
+    }
+}
+
+/// The median over rounds of one figure.
+fn median_of(figs: &[Figures], pick: impl Fn(&Figures) -> Option<f64>) -> Option<f64> {
+    let mut values: Vec<f64> = figs.iter().filter_map(pick).collect();
+    crate::stats::median(&mut values)
+}
+
+/// The measurements of one cell.
+fn runs(
+    outcome: &Outcome,
+    server: ServerKind,
+    auth: Auth,
+    rate: f64,
+) -> impl Iterator<Item = &Measurement> {
+    outcome
+        .measurements
+        .iter()
+        .filter(move |m| m.server == server && m.auth == auth && m.rate == rate)
+}
+
+fn figures(outcome: &Outcome, server: ServerKind, auth: Auth, rate: f64) -> Vec<Figures> {
+    runs(outcome, server, auth, rate)
+        .filter_map(|m| Figures::of(m, outcome))
+        .collect()
+}
+
+/// Microseconds with the digits that mean something here.
+fn us(x: f64) -> String {
+    if x.abs() < 10.0 {
+        format!("{x:.2}")
+    } else if x.abs() < 100.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.0}")
+    }
+}
+
+fn opt_us(x: Option<f64>) -> String {
+    x.map_or("–".into(), us)
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 && a > 0.0 => Some(a / b),
+        _ => None,
+    }
+}
+
+fn fmt_ratio(r: Option<f64>) -> String {
+    r.map_or("–".into(), |r| format!("{r:.2}×"))
+}
+
+/// The section.
+#[must_use]
+pub fn section(outcome: &Outcome, quick: bool) -> Section {
+    let mut tables = Vec::new();
+    if !outcome.measurements.is_empty() {
+        for &auth in &outcome.plan.auths {
+            for &rate in &outcome.plan.rates {
+                tables.push(step_table(outcome, auth, rate));
+            }
+        }
+        tables.push(ratio_table(outcome));
+        if outcome.plan.auths.contains(&Auth::Plain) && outcome.plan.auths.contains(&Auth::Cmac) {
+            tables.push(mac_table(outcome));
+        }
+        tables.push(runs_table(outcome));
+    }
+    Section {
+        id: "xdp".into(),
+        title: "AF_XDP: CPU per answered request and served-time accuracy, chronyd vs authtime \
+                on sockets vs authtime on AF_XDP (issue 31)"
+            .into(),
+        seed: "issue 31, part 3: chronyd, authtime on sockets and authtime on AF_XDP side by \
+               side at rising rates, NTP with AES-128-CMAC (and plain NTP): offered and \
+               answered rate, loss, the server's and the whole machine's CPU per answered \
+               request, and how early T3 is"
+            .into(),
+        method: method(outcome, quick),
+        tables,
+        plots: Vec::new(),
+        findings: findings(outcome),
+        data: serde_json::to_value(outcome).unwrap_or_default(),
+    }
+}
+
+/// The cell of `server` when it was not measured at all.
+fn not_available(outcome: &Outcome, server: ServerKind) -> Option<String> {
+    outcome
+        .servers
+        .iter()
+        .find(|s| s.server == server)
+        .map_or(Some("not started".into()), |s| s.not_available.clone())
+}
+
+fn step_table(outcome: &Outcome, auth: Auth, rate: f64) -> Table {
+    let rounds = outcome.plan.rounds;
+    let title = format!(
+        "{}, {} req/s offered: {}",
+        auth.name(),
+        fmt_rate(rate),
+        if rounds > 1 {
+            format!("medians of {rounds} rounds")
+        } else {
+            "one round".into()
+        }
+    );
+    let mut columns = vec![""];
+    columns.extend(ServerKind::ALL.iter().map(|s| s.name()));
+    let mut table = Table::new(&title, &columns);
+    type Row = (&'static str, fn(&[Figures]) -> String);
+    let rows: [Row; 12] = [
+        ("offered (req/s)", |f| {
+            median_of(f, |x| Some(x.offered)).map_or("–".into(), |v| format!("{v:.0}"))
+        }),
+        ("answered (req/s)", |f| {
+            median_of(f, |x| Some(x.answered)).map_or("–".into(), |v| format!("{v:.0}"))
+        }),
+        ("loss", |f| {
+            median_of(f, |x| Some(x.loss)).map_or("–".into(), |v| format!("{:.2}%", 100.0 * v))
+        }),
+        (
+            "server process CPU per answered (µs): user + system",
+            |f| opt_us(median_of(f, |x| x.server_us)),
+        ),
+        ("… user / system (µs)", |f| {
+            format!(
+                "{} / {}",
+                opt_us(median_of(f, |x| x.server_user_us)),
+                opt_us(median_of(f, |x| x.server_system_us))
+            )
+        }),
+        ("**whole machine busy CPU per answered (µs)**", |f| {
+            opt_us(median_of(f, |x| x.machine_us))
+        }),
+        ("… less the idle machine's (µs)", |f| {
+            opt_us(median_of(f, |x| x.machine_less_idle_us))
+        }),
+        (
+            "… of it irq + softirq / generator (lab process) (µs)",
+            |f| {
+                format!(
+                    "{} / {}",
+                    opt_us(median_of(f, |x| x.irq_us)),
+                    opt_us(median_of(f, |x| x.generator_us))
+                )
+            },
+        ),
+        (
+            "attributed CPU per answered (µs): server + generator + kernel threads + irq/softirq",
+            |f| opt_us(median_of(f, |x| x.attributed_us)),
+        ),
+        ("T3 offset mean / median / p99 (µs)", |f| {
+            format!(
+                "{} / {} / {}",
+                opt_us(median_of(f, |x| x.t3_mean_us)),
+                opt_us(median_of(f, |x| x.t3_median_us)),
+                opt_us(median_of(f, |x| x.t3_p99_us))
+            )
+        }),
+        ("steal (share of all CPUs)", |f| {
+            let worst = f
+                .iter()
+                .filter_map(|x| x.steal)
+                .fold(None, |a: Option<f64>, s| Some(a.map_or(s, |a| a.max(s))));
+            worst.map_or("–".into(), |s| format!("{:.1}%", 100.0 * s))
+        }),
+        ("generator fell behind", |f| {
+            if f.iter().any(|x| x.fell_behind) {
+                "yes †".into()
+            } else {
+                "no".into()
+            }
+        }),
+    ];
+    for (i, (label, cell)) in rows.iter().enumerate() {
+        let mut row = vec![(*label).to_owned()];
+        for server in ServerKind::ALL {
+            if let Some(why) = not_available(outcome, server) {
+                row.push(if i == 0 {
+                    format!("not available: {why}")
+                } else {
+                    "–".into()
+                });
+                continue;
+            }
+            let figs = figures(outcome, server, auth, rate);
+            if figs.is_empty() {
+                let error = runs(outcome, server, auth, rate).find_map(|m| m.error.clone());
+                row.push(match (i, error) {
+                    (0, Some(e)) => format!("error: {e}"),
+                    _ => "–".into(),
+                });
+                continue;
+            }
+            row.push(cell(&figs));
+        }
+        table.row(row);
+    }
+    table.note = "Per answered = over the measurement (sending, then up to the drain time for \
+                  late replies) ÷ time replies received. Server process: utime + stime of its \
+                  /proc/PID/stat (10 ms ticks). Whole machine: /proc/stat's cpu line, user + \
+                  nice + system + irq + softirq of all CPUs (steal and iowait excluded); it \
+                  includes the generator's own work, the same for every server at a step. \
+                  Less the idle machine's: minus the busy time an unloaded machine (servers up) \
+                  spent over as long. Attributed: what the measurement can be charged with \
+                  whatever else runs on the machine (the server and lab processes, kernel \
+                  threads but ksoftirqd, and all CPUs' irq + softirq time, which holds \
+                  ksoftirqd's and the veth's receive work). T3 offset: the generator's kernel receive time of the \
+                  reply − its T3 (positive: T3 early). Steal: the worst round."
+        .into();
+    table
+}
+
+/// Medians over rounds of one figure for each server at a step.
+fn step_medians(
+    outcome: &Outcome,
+    auth: Auth,
+    rate: f64,
+    pick: fn(&Figures) -> Option<f64>,
+) -> [Option<f64>; 3] {
+    ServerKind::ALL.map(|s| median_of(&figures(outcome, s, auth, rate), pick))
+}
+
+fn ratio_table(outcome: &Outcome) -> Table {
+    let mut table = Table::new(
+        "CPU per answered request: ratios chronyd ÷ authtime (sockets) ÷ authtime (AF_XDP)",
+        &[
+            "auth",
+            "rate (req/s)",
+            "whole machine: chronyd ÷ sockets",
+            "whole machine: sockets ÷ AF_XDP",
+            "whole machine: chronyd ÷ AF_XDP",
+            "attributed: chronyd ÷ sockets",
+            "attributed: sockets ÷ AF_XDP",
+            "server process: chronyd ÷ sockets",
+            "server process: sockets ÷ AF_XDP",
+        ],
+    );
+    for &auth in &outcome.plan.auths {
+        for &rate in &outcome.plan.rates {
+            let [c, s, x] = step_medians(outcome, auth, rate, |f| f.machine_us);
+            let [ac, as_, ax] = step_medians(outcome, auth, rate, |f| f.attributed_us);
+            let [pc, ps, px] = step_medians(outcome, auth, rate, |f| f.server_us);
+            table.row(vec![
+                auth.name().into(),
+                fmt_rate(rate),
+                fmt_ratio(ratio(c, s)),
+                fmt_ratio(ratio(s, x)),
+                fmt_ratio(ratio(c, x)),
+                fmt_ratio(ratio(ac, as_)),
+                fmt_ratio(ratio(as_, ax)),
+                fmt_ratio(ratio(pc, ps)),
+                fmt_ratio(ratio(ps, px)),
+            ]);
+        }
+    }
+    table.note = "Ratios of the medians in the tables above (above 1: the second server spends \
+                  less per answered request). The whole machine's ratio is the fair one on a \
+                  quiet machine: it includes the generator's share, the same for all, which \
+                  pulls every ratio towards 1. The attributed ratio is the one to read when \
+                  other work kept the machine busy (see the idle baseline in the method). The \
+                  server-process ratio leaves out kernel work done outside the server's \
+                  process (softirqs in the generator's context on veth, and for AF_XDP the \
+                  copy-mode transmit). –: a server not measured or without CPU figures."
+        .into();
+    table
+}
+
+/// What the MAC adds per request, each server: CMAC − plain, and its share
+/// of the CMAC request.
+fn mac_table(outcome: &Outcome) -> Table {
+    let mut table = Table::new(
+        "What the MAC adds per answered request (CMAC − plain, and its share of a CMAC request)",
+        &[
+            "rate (req/s)",
+            "server",
+            "whole machine plain / CMAC (µs)",
+            "MAC share, whole machine",
+            "attributed plain / CMAC (µs)",
+            "MAC share, attributed",
+            "server process plain / CMAC (µs)",
+            "MAC share, server process",
+        ],
+    );
+    for &rate in &outcome.plan.rates {
+        for server in ServerKind::ALL {
+            let plain = figures(outcome, server, Auth::Plain, rate);
+            let cmac = figures(outcome, server, Auth::Cmac, rate);
+            if plain.is_empty() || cmac.is_empty() {
+                continue;
+            }
+            let share = |p: Option<f64>, c: Option<f64>| match (p, c) {
+                (Some(p), Some(c)) if c > 0.0 => format!("{:.1}%", 100.0 * (c - p) / c),
+                _ => "–".into(),
+            };
+            let (mp, mc) = (
+                median_of(&plain, |f| f.machine_us),
+                median_of(&cmac, |f| f.machine_us),
+            );
+            let (ap, ac) = (
+                median_of(&plain, |f| f.attributed_us),
+                median_of(&cmac, |f| f.attributed_us),
+            );
+            let (sp, sc) = (
+                median_of(&plain, |f| f.server_us),
+                median_of(&cmac, |f| f.server_us),
+            );
+            table.row(vec![
+                fmt_rate(rate),
+                server.name().into(),
+                format!("{} / {}", opt_us(mp), opt_us(mc)),
+                share(mp, mc),
+                format!("{} / {}", opt_us(ap), opt_us(ac)),
+                share(ap, ac),
+                format!("{} / {}", opt_us(sp), opt_us(sc)),
+                share(sp, sc),
+            ]);
+        }
+    }
+    table.note = "Seed 004's question (what share of a request the MAC is) asked again with \
+                  the kernel's UDP path gone (AF_XDP) and present (sockets): the difference \
+                  between a CMAC and a plain request of the same step, over the CMAC one. The \
+                  MAC's own cost is about a fixed 0.1-0.2 µs; differences within the ticks' \
+                  resolution (10 ms over the measurement) are noise, and a negative share is \
+                  noise."
+        .into();
+    table
+}
+
+fn runs_table(outcome: &Outcome) -> Table {
+    let mut table = Table::new(
+        "Every measurement",
+        &[
+            "rate (req/s)",
+            "auth",
+            "server",
+            "round",
+            "offered (req/s)",
+            "answered (req/s)",
+            "loss",
+            "server user / system per answered (µs)",
+            "machine per answered (µs)",
+            "generator per answered (µs)",
+            "T3 mean / median / p99 (µs)",
+            "steal",
+            "notes",
+        ],
+    );
+    for m in &outcome.measurements {
+        let mut row = vec![
+            fmt_rate(m.rate),
+            m.auth.name().into(),
+            m.server.name().into(),
+            (m.round + 1).to_string(),
+        ];
+        let Some(f) = Figures::of(m, outcome) else {
+            row.extend(std::iter::repeat_n("–".to_owned(), 8));
+            row.push(format!("error: {}", m.error.as_deref().unwrap_or("?")));
+            table.row(row);
+            continue;
+        };
+        row.push(format!("{:.0}", f.offered));
+        row.push(format!("{:.0}", f.answered));
+        row.push(format!("{:.2}%", 100.0 * f.loss));
+        row.push(format!(
+            "{} / {}",
+            opt_us(f.server_user_us),
+            opt_us(f.server_system_us)
+        ));
+        row.push(opt_us(f.machine_us));
+        row.push(opt_us(f.generator_us));
+        row.push(format!(
+            "{} / {} / {}",
+            opt_us(f.t3_mean_us),
+            opt_us(f.t3_median_us),
+            opt_us(f.t3_p99_us)
+        ));
+        row.push(f.steal.map_or("–".into(), |s| format!("{:.1}%", 100.0 * s)));
+        let mut notes = Vec::new();
+        if f.fell_behind {
+            notes.push("generator fell behind †".to_owned());
+        }
+        if !m.server_pinned {
+            notes.push("server not pinned".into());
+        }
+        if !m.generator_pinned {
+            notes.push("generator not pinned".into());
+        }
+        if let Some(e) = &m.error {
+            notes.push(format!("error: {e}"));
+        }
+        row.push(notes.join("; "));
+        table.row(row);
+    }
+    table
+}
+
+fn method(outcome: &Outcome, quick: bool) -> String {
+    let plan = &outcome.plan;
+    let rates: Vec<String> = plan.rates.iter().map(|&r| fmt_rate(r)).collect();
+    let auths: Vec<&str> = plan.auths.iter().map(|a| a.name()).collect();
+    format!(
+        "Two network namespaces of the section's own joined by a veth pair (the accuracy \
+         section's setup): the servers in one, each on its own address, port 123, pinned to \
+         CPU 0; the open-loop generator (authtime-lab's load_ntp, {} source sockets, evenly \
+         spaced requests, one logical client per 10 req/s) in the other, pinned to CPU 1. \
+         chronyd (`-x`, `local stratum 1`, `allow`, the key file) and `authtime serve` on \
+         sockets (one worker, rate limit off, stratum-1 static clock, the same chrony-format \
+         AES-128-CMAC key file) run throughout; `authtime serve` on AF_XDP is the same \
+         configuration plus `[xdp] interface = \"{}\"`, `attach = \"native\"` (copy mode: \
+         veth has no zero-copy), started for each of its measurements and stopped after it, \
+         so the others run on a veth with no XDP program. Steps: {} req/s; {}; {:.1} s of \
+         sending each, then up to {} ms for late replies; {} round(s), the servers' order \
+         alternating between rounds, all servers of a step sent the same schedule. CPU: the \
+         server process's utime and stime (/proc/PID/stat), the whole machine's busy time \
+         (/proc/stat: user + nice + system + irq + softirq of all {} CPUs; steal and iowait \
+         excluded, steal reported per step) and the lab process's (the generator), each \
+         over the measurement and divided by the time replies received. Why the whole \
+         machine: on veth part of a receiver's work runs in the sender's context (the \
+         request's softirq on the generator's CPU, the reply's on the server's), and AF_XDP \
+         moves work between the server's system calls and the kernel's softirqs, so a \
+         server-only figure can hide cost moved to the generator. The whole machine's busy \
+         time also counts whatever else runs, so the section watches the machine idle \
+         (servers up, no load) for {:.1} s before the measurements and after them (idle \
+         baseline: {}), and also gives an attributed figure: the server and lab processes, \
+         kernel threads but ksoftirqd, and all CPUs' irq + softirq time. T3 offset: kernel receive time of the reply at the \
+         generator − the T3 it carries (one clock; includes the veth crossing, about \
+         0.1-0.3 µs), basic mode. Replies are counted, not authenticated. The machine is \
+         shared (steal time is noted), and `/proc`'s 10 ms ticks make short steps coarse{}. \
+         This section took {:.0} s.",
+        plan.sockets,
+        outcome
+            .interface
+            .as_deref()
+            .unwrap_or("(the server-side veth)"),
+        rates.join(", "),
+        auths.join(" and "),
+        plan.step.as_secs_f64(),
+        plan.drain.as_millis(),
+        plan.rounds,
+        outcome.cpus,
+        1.0,
+        match outcome.idle_busy_before_after {
+            (Some(a), Some(b)) => format!(
+                "{:.1}% of one CPU busy before, {:.1}% after",
+                100.0 * a,
+                100.0 * b
+            ),
+            _ => "not measured".into(),
+        },
+        if quick {
+            " (`--quick`: one round of 1 s steps, figures indicative)"
+        } else {
+            ""
+        },
+        outcome.elapsed_s
+    )
+}
+
+fn findings(outcome: &Outcome) -> Vec<String> {
+    let mut out = outcome.notes.clone();
+    for s in &outcome.servers {
+        if let Some(why) = &s.not_available {
+            out.push(format!(
+                "{} was not measured: not available: {why}.",
+                s.server.name()
+            ));
+        }
+    }
+    if outcome.measurements.is_empty() {
+        return out;
+    }
+    if let Some(idle) = outcome.idle_busy_per_s.filter(|&b| b > BUSY_IDLE) {
+        out.push(format!(
+            "The machine was busy with other work: {:.0}% of one CPU with no load (the idle \
+             baseline). Work of other processes absorbs idle time, so the whole machine's \
+             busy time stays near full whatever the servers do: its figures here are not a \
+             measure of the servers; read the attributed figures (server + generator + kernel \
+             threads + irq/softirq) and rerun on a quiet machine.",
+            100.0 * idle
+        ));
+    }
+    for &auth in &outcome.plan.auths {
+        out.extend(ratio_finding(outcome, auth));
+    }
+    out.extend(mac_finding(outcome));
+    out.push(
+        "On veth the whole machine's figure, not the server's, is the comparison: the \
+         kernel runs part of a receiver's work in the sender's context, so the server \
+         process's CPU leaves out work the request cost the machine."
+            .into(),
+    );
+    let steals: Vec<f64> = outcome
+        .measurements
+        .iter()
+        .filter_map(|m| Figures::of(m, outcome)?.steal)
+        .collect();
+    if !steals.is_empty() {
+        let worst = steals.iter().copied().fold(0.0, f64::max);
+        let disturbed = steals.iter().filter(|&&s| s > STEAL_WARNING).count();
+        out.push(if disturbed == 0 {
+            format!(
+                "The hypervisor took at most {:.1}% of the CPUs in any measurement (steal \
+                 time): the machine was quiet.",
+                100.0 * worst
+            )
+        } else {
+            format!(
+                "The hypervisor took over {:.0}% of the CPUs (steal time, worst {:.1}%) in \
+                 {disturbed} of {} measurements: their figures say as much about the \
+                 neighbours as about the servers.",
+                100.0 * STEAL_WARNING,
+                100.0 * worst,
+                steals.len()
+            )
+        });
+    }
+    let behind = outcome
+        .measurements
+        .iter()
+        .filter(|m| m.report.as_ref().is_some_and(|r| r.fell_behind))
+        .count();
+    if behind > 0 {
+        out.push(format!(
+            "The generator fell behind its schedule in {behind} measurement(s) (†): there the \
+             generator, not only the server, limited the rate."
+        ));
+    }
+    out
+}
+
+/// The ratios at the highest step where every measured server kept up.
+fn ratio_finding(outcome: &Outcome, auth: Auth) -> Option<String> {
+    let kept_up = |rate: f64| {
+        ServerKind::ALL
+            .iter()
+            .filter(|&&s| outcome.measured(s))
+            .all(|&s| {
+                let figs = figures(outcome, s, auth, rate);
+                !figs.is_empty() && figs.iter().all(|f| f.loss < KEEPS_UP)
+            })
+    };
+    let rate = outcome
+        .plan
+        .rates
+        .iter()
+        .copied()
+        .filter(|&r| kept_up(r))
+        .fold(None, |a: Option<f64>, r| Some(a.map_or(r, |a| a.max(r))))?;
+    let [c, s, x] = step_medians(outcome, auth, rate, |f| f.machine_us);
+    let [ac, as_, ax] = step_medians(outcome, auth, rate, |f| f.attributed_us);
+    let mut parts = Vec::new();
+    for (name, v, a) in [
+        ("chronyd", c, ac),
+        ("authtime on sockets", s, as_),
+        ("authtime on AF_XDP", x, ax),
+    ] {
+        if let Some(v) = v {
+            parts.push(format!("{name} {} µs (attributed {})", us(v), opt_us(a)));
+        }
+    }
+    let mut ratios = Vec::new();
+    if let Some(r) = ratio(c, s) {
+        ratios.push(format!("chronyd ÷ sockets {r:.2}×"));
+    }
+    if let Some(r) = ratio(s, x) {
+        ratios.push(format!("sockets ÷ AF_XDP {r:.2}×"));
+    }
+    if let Some(r) = ratio(ac, as_) {
+        ratios.push(format!("attributed chronyd ÷ sockets {r:.2}×"));
+    }
+    if let Some(r) = ratio(as_, ax) {
+        ratios.push(format!("attributed sockets ÷ AF_XDP {r:.2}×"));
+    }
+    Some(format!(
+        "{}: at {} req/s (the highest step where every measured server lost under 1%), the \
+         whole machine spent per answered request: {}{}.",
+        auth.name(),
+        fmt_rate(rate),
+        parts.join(", "),
+        if ratios.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", ratios.join(", "))
+        }
+    ))
+}
+
+/// What the MAC adds at the lowest step, per server.
+fn mac_finding(outcome: &Outcome) -> Option<String> {
+    if !(outcome.plan.auths.contains(&Auth::Plain) && outcome.plan.auths.contains(&Auth::Cmac)) {
+        return None;
+    }
+    let rate = *outcome.plan.rates.first()?;
+    let parts: Vec<String> = ServerKind::ALL
+        .iter()
+        .filter_map(|&s| {
+            let p = median_of(&figures(outcome, s, Auth::Plain, rate), |f| f.machine_us)?;
+            let c = median_of(&figures(outcome, s, Auth::Cmac, rate), |f| f.machine_us)?;
+            (c > 0.0).then(|| {
+                format!(
+                    "{} {} µs ({:.0}% of a CMAC request)",
+                    s.name(),
+                    us(c - p),
+                    100.0 * (c - p) / c
+                )
+            })
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "What the MAC adds per answered request at {} req/s, whole machine (CMAC − plain): \
+             {}. Differences of a fraction of a µs are within the ticks' resolution.",
+            fmt_rate(rate),
+            parts.join("; ")
+        )
+    })
+}
