@@ -58,6 +58,8 @@ pub enum ValueKind {
     Path,
     /// An array of strings.
     Strings,
+    /// An array of integers.
+    Integers,
     /// Any value (only keys that moved elsewhere, to say so).
     Any,
     /// An array of tables (`[[section.key]]`), whose keys the text lists.
@@ -75,6 +77,7 @@ impl ValueKind {
             Self::String => "string",
             Self::Path => "path",
             Self::Strings => "array of strings",
+            Self::Integers => "array of integers",
             Self::Any => "any",
             Self::Tables => "array of tables",
         }
@@ -115,6 +118,7 @@ pub const SECTIONS: &[Section] = &[
     NTS_KE_BALANCER,
     KEYSTORE,
     ROUGHTIME,
+    XDP,
 ];
 
 /// Looks a section up by name.
@@ -1019,6 +1023,90 @@ const ROUGHTIME: Section = Section {
             choices: &[],
             default: DefaultValue::Value("1"),
             text: "UDP worker threads (and SO_REUSEPORT sockets) per address, 1 to 256.",
+        },
+    ],
+};
+
+const XDP: Section = Section {
+    name: "xdp",
+    presence_enables: true,
+    summary: "NTP (plain, MAC and NTS) answered from AF_XDP sockets on one interface, \
+              before the kernel's IP stack sees the requests. Present = on; Linux only. An XDP \
+              program attached to the interface steers UDP to the served ports into one \
+              AF_XDP socket per receive queue, each with a worker thread that runs the same \
+              batch logic as the socket workers and writes each reply into the frame its \
+              request came in. Everything else (ARP, ICMP, TCP such as NTS-KE, other ports) \
+              goes through the kernel. The endpoints are the [ntp] listen addresses on the \
+              served ports (0.0.0.0 or :: means every address of that family on the \
+              interface); the [ntp] listen sockets stay bound and serve every other \
+              interface. Replies are basic only: no interleaved mode and no kernel transmit \
+              timestamps on this path. The daemon refuses to start when anything is missing \
+              (the interface, a queue, CAP_BPF, CAP_NET_ADMIN, CAP_NET_RAW, CAP_IPC_LOCK or \
+              enough RLIMIT_MEMLOCK, driver or kernel support), and the program is detached \
+              when it exits, even on SIGKILL. See docs/xdp.md.",
+    keys: &[
+        Key {
+            name: "interface",
+            kind: ValueKind::String,
+            choices: &[],
+            default: DefaultValue::Unset {
+                meaning: "required: the section is refused without it",
+                example: r#""eth0""#,
+            },
+            text: "The network interface to attach the XDP program to, by name.",
+        },
+        Key {
+            name: "queues",
+            kind: ValueKind::Integers,
+            choices: &[],
+            default: DefaultValue::Unset {
+                meaning: "every receive queue the interface has when the daemon starts",
+                example: "[0]",
+            },
+            text: "Receive queues to serve, by index (ethtool -l shows them): one AF_XDP \
+                   socket and one worker thread each. A queue not listed keeps passing its \
+                   frames to the kernel, whose sockets answer them.",
+        },
+        Key {
+            name: "attach",
+            kind: ValueKind::String,
+            choices: &["native", "generic"],
+            default: DefaultValue::Value(r#""native""#),
+            text: "Where the program runs: \"native\" in the driver (veth, virtio-net, mlx5, \
+                   i40e, ice, ...; refused by drivers without XDP support), or \"generic\" \
+                   after the kernel has built its socket buffer, on every interface, with no \
+                   speed gain.",
+        },
+        Key {
+            name: "zero-copy",
+            kind: ValueKind::Bool,
+            choices: &[],
+            default: DefaultValue::Value("false"),
+            text: "Bind the AF_XDP sockets in zero-copy mode (the driver writes frames into \
+                   the UMEM directly; needs driver support, refused on veth); false = copy \
+                   mode, which works everywhere.",
+        },
+        Key {
+            name: "frames",
+            kind: ValueKind::Integer,
+            choices: &[],
+            default: DefaultValue::Value("4096"),
+            text: "UMEM chunks of 2048 bytes per queue, 64 to 262144 (the default is 8 MiB a \
+                   queue). The UMEM is locked memory: without CAP_IPC_LOCK it counts against \
+                   RLIMIT_MEMLOCK (systemd's LimitMEMLOCK=), which all AF_XDP sockets of one \
+                   user share.",
+        },
+        Key {
+            name: "ports",
+            kind: ValueKind::Integers,
+            choices: &[],
+            default: DefaultValue::Unset {
+                meaning: "the ports of [ntp] listen",
+                example: "[123]",
+            },
+            text: "UDP ports the program steers to the AF_XDP sockets, at most 4, each a port \
+                   of [ntp] listen (ports of other services are refused: the daemon would not \
+                   answer them). [ntp] listen must not use port 0 with this section.",
         },
     ],
 };

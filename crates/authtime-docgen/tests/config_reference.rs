@@ -154,6 +154,7 @@ fn every_documented_type_is_the_parsers() {
                 ValueKind::Float => *inner == Shape::Float,
                 ValueKind::String | ValueKind::Path => *inner == Shape::String,
                 ValueKind::Strings => *inner == Shape::Seq(Box::new(Shape::String)),
+                ValueKind::Integers => *inner == Shape::Seq(Box::new(Shape::Integer)),
                 ValueKind::Any => *inner == Shape::Any,
                 ValueKind::Tables => {
                     matches!(inner, Shape::Seq(element) if matches!(**element, Shape::Struct(_)))
@@ -229,7 +230,7 @@ fn a_value_of_another_type_is_refused() {
                 ValueKind::Bool => r#""yes""#,
                 ValueKind::Integer | ValueKind::Float => r#""1""#,
                 ValueKind::String | ValueKind::Path => "1",
-                ValueKind::Strings | ValueKind::Tables => r#""x""#,
+                ValueKind::Strings | ValueKind::Integers | ValueKind::Tables => r#""x""#,
                 ValueKind::Any => continue,
             };
             let text = file_with(section, key, wrong);

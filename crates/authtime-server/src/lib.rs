@@ -5,7 +5,9 @@
 //! - [`ntp`]: the NTP data path. Sockets (one `SO_REUSEPORT` socket per
 //!   worker and listen address), the worker threads, and the path of a reply
 //!   to a plain, MAC or NTS request. Packet I/O goes through
-//!   `authtime-packet-io`.
+//!   `authtime-packet-io`. With `[xdp]`, AF_XDP workers (one per receive
+//!   queue, `authtime-xdp` and `authtime-frame`) answer one interface with
+//!   the same batch logic.
 //! - [`nts`]: the NTS-KE server and the NTS master keys kept in step with the
 //!   key store.
 //! - [`roughtime`]: the Roughtime server, with a `[roughtime]` section: UDP

@@ -257,6 +257,53 @@ fn everything_else_still_reaches_the_kernel_stack() {
     assert_eq!(xsk.recv_batch(16).count(), 0);
 }
 
+/// `RxFrame::send` puts a reply on the wire while the other frames of its
+/// batch are still lent out, and the bookkeeping follows its chunk back to
+/// the fill ring.
+#[test]
+fn a_frame_sent_at_once_leaves_before_its_batch_ends() {
+    skip_unless_root!();
+    let pair = Pair::create("sn").expect("namespaces");
+    let (_att, mut xsk) = serve(&pair, AttachMode::Native);
+    let client = client_socket(&pair, false);
+    let server: SocketAddr = (pair.server_v4, PORT).into();
+    for text in [&b"first"[..], b"second"] {
+        client.send_to(text, server).expect("send");
+    }
+    // Both frames in one batch: veth delivers within milliseconds.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(xsk.wait(WAIT).expect("poll"), "no frame");
+    let mut batch = xsk.recv_batch(16);
+    let mut frames: Vec<_> = batch.by_ref().collect();
+    assert_eq!(frames.len(), 2, "both requests in one batch");
+    drop(batch);
+    let second = frames.pop().expect("second");
+    let mut first = frames.pop().expect("first");
+    let request = support::parse_udp(first.data()).expect("a UDP frame");
+    let reply = support::reply_frame(&request, b"sent at once");
+    first.buffer_mut()[..reply.len()].copy_from_slice(&reply);
+    assert!(first.send(reply.len()).expect("kick"), "on the TX ring");
+    // The second frame is still lent out: the reply left without a
+    // tx_submit.
+    let mut buf = [0u8; 64];
+    let (n, _) = client.recv_from(&mut buf).expect("the reply, at once");
+    assert_eq!(&buf[..n], b"sent at once");
+    drop(second);
+    drop(frames);
+    // The sent chunk is booked as being sent at the next call, which reads
+    // its completion after.
+    let deadline = std::time::Instant::now() + WAIT;
+    xsk.reclaim_completions();
+    while xsk.chunk_census().3 > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        xsk.reclaim_completions();
+    }
+    let (free, fill, lent, sending) = xsk.chunk_census();
+    assert_eq!((lent, sending), (0, 0));
+    assert_eq!(free + fill, 64);
+    assert_eq!(xsk.stats().expect("stats").refused_descs, 0);
+}
+
 #[test]
 fn dropping_the_attachment_detaches_the_program() {
     skip_unless_root!();

@@ -12,6 +12,7 @@ pub mod file;
 pub mod location;
 pub mod nts_balancer;
 pub mod roughtime;
+pub mod xdp;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -60,6 +61,9 @@ pub struct ConfigFile {
     /// `[nts-ke-balancer]`: NTS-KE answered by pool members (draft-ietf-ntp-nts-keyexchange-pool-00);
     /// present = the NTS-KE server balances.
     pub nts_ke_balancer: Option<nts_balancer::NtsBalancerSection>,
+    /// `[xdp]`: NTP answered from AF_XDP sockets on one interface
+    /// (docs/xdp.md); present = enabled.
+    pub xdp: Option<xdp::XdpSection>,
 }
 
 /// The standard NTS-KE port (RFC 8915 section 4).
@@ -451,6 +455,8 @@ pub struct Settings {
     pub nts: Option<NtsSettings>,
     /// Roughtime, when a `[roughtime]` section is present.
     pub roughtime: Option<crate::config::roughtime::RoughtimeSettings>,
+    /// The AF_XDP data path, when an `[xdp]` section is present.
+    pub xdp: Option<xdp::XdpSettings>,
 }
 
 impl Default for Settings {
@@ -555,6 +561,10 @@ impl ConfigFile {
             };
             section.validate(&relative, &mut problems)
         });
+        let xdp = self
+            .xdp
+            .as_ref()
+            .and_then(|section| section.validate(&listen, &mut problems));
         if !problems.is_empty() {
             return Err(problems);
         }
@@ -565,6 +575,7 @@ impl ConfigFile {
             clock,
             nts,
             roughtime,
+            xdp,
             listen_is_default: self.ntp.listen == NtpSection::default().listen,
             listen,
             keys,

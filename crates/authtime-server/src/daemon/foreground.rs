@@ -158,6 +158,9 @@ fn describe(settings: &Settings, running: &Running) -> Vec<String> {
     if let Some(keys) = running.roughtime_keys() {
         lines.push(format!("Roughtime online key: {keys}"));
     }
+    if let Some(xdp) = running.xdp_description() {
+        lines.push(xdp.to_owned());
+    }
     if let Some(addr) = running.metrics_addr() {
         lines.push(format!("metrics on http://{addr}/metrics"));
     }

@@ -14,12 +14,13 @@ pub mod systemd_notify;
     reason = "setpriority is FFI; each block has a SAFETY comment"
 )]
 pub(crate) mod thread_priority;
+pub(crate) mod xdp;
 
 use std::fmt;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -39,6 +40,7 @@ use crate::ntp::nts_reply::NtsShared;
 use crate::ntp::sockets;
 use crate::ntp::timestamps::SharedTimestamps;
 use crate::ntp::worker::{self, Shared};
+use crate::ntp::xdp_worker::{self, FrameCounters};
 use crate::nts::keys::RingKeeper;
 use authtime_nts::{NtsServer, RotationPolicy};
 
@@ -71,6 +73,9 @@ pub enum StartError {
     Clock(String),
     /// Roughtime cannot start: a key file, the key store, or an address.
     Roughtime(String),
+    /// The AF_XDP path (`[xdp]`) cannot be set up: the interface, a queue,
+    /// a capability, or driver or kernel support is missing.
+    Xdp(String),
 }
 
 impl StartError {
@@ -108,6 +113,7 @@ impl fmt::Display for StartError {
             Self::Nts(e) => write!(f, "NTS: {e}"),
             Self::Clock(e) => write!(f, "clock source: {e}"),
             Self::Roughtime(e) => write!(f, "Roughtime: {e}"),
+            Self::Xdp(e) => write!(f, "{e}"),
         }
     }
 }
@@ -130,6 +136,9 @@ pub struct Running {
     clock: Arc<ClockState>,
     /// Roughtime's addresses (UDP and TCP on each) and where its key comes from.
     roughtime: Option<(Vec<SocketAddr>, String)>,
+    /// The AF_XDP path's program (detached when dropped, after the workers
+    /// have stopped) and what it serves.
+    xdp: Option<(authtime_xdp::Attachment, String)>,
 }
 
 /// Starts serving as `settings` say: loads the keys, binds every address
@@ -180,6 +189,17 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
             "no address to listen on",
         )));
     }
+    // Before any thread starts, so that a path that cannot be set up stops
+    // the start cleanly (its attachment, if made, detaches on the way out).
+    let xdp_path = match &settings.xdp {
+        Some(config) => {
+            let bound: Vec<SocketAddr> = groups.iter().map(|(addr, _)| *addr).collect();
+            let path = xdp::set_up(config, &bound).map_err(StartError::Xdp)?;
+            tracing::info!("{}", path.description);
+            Some(path)
+        }
+        None => None,
+    };
 
     let stop = Arc::new(AtomicBool::new(false));
     let limiter = match settings.rate_limit {
@@ -250,6 +270,7 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
         nts_keys: nts.clone(),
         nts_ke: None,
         roughtime: None,
+        xdp: None,
     };
     if let (Some(keeper), Some(config)) = (&nts, &settings.nts) {
         let (keeper, stop, interval) =
@@ -270,6 +291,23 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
                 .map_err(StartError::System)?;
             running.threads.push(thread);
         }
+    }
+    if let Some(path) = xdp_path {
+        let served = Arc::new(path.served);
+        let mut queues = Vec::with_capacity(path.sockets.len());
+        for mut xsk in path.sockets {
+            let (shared, served) = (Arc::clone(&shared), Arc::clone(&served));
+            let counters = metrics.add_worker();
+            let frames = Arc::new(Mutex::new(FrameCounters::default()));
+            queues.push((xsk.queue(), Arc::clone(&frames)));
+            let thread = std::thread::Builder::new()
+                .name(format!("xdp-{}", xsk.queue()))
+                .spawn(move || xdp_worker::run(&mut xsk, &served, &shared, &counters, &frames))
+                .map_err(StartError::System)?;
+            running.threads.push(thread);
+        }
+        metrics.add_renderer(move |out| xdp_worker::render(&queues, out));
+        running.xdp = Some((path.attachment, path.description));
     }
     if let (Some(keeper), Some(ke)) = (&nts, settings.nts.as_ref().and_then(|n| n.ke.as_ref())) {
         let started = crate::nts::ke::start(
@@ -497,6 +535,14 @@ impl Running {
     #[must_use]
     pub fn roughtime_keys(&self) -> Option<&str> {
         self.roughtime.as_ref().map(|(_, keys)| keys.as_str())
+    }
+
+    /// What the AF_XDP path serves, when `[xdp]` is set.
+    #[must_use]
+    pub fn xdp_description(&self) -> Option<&str> {
+        self.xdp
+            .as_ref()
+            .map(|(_, description)| description.as_str())
     }
 
     /// The NTS master keys, when NTS is configured.

@@ -1,6 +1,7 @@
 //! The NTP data path: sockets, the worker threads, and everything a reply to
 //! a plain, MAC or NTS request goes through on its way out.
 
+pub(crate) mod batch_io;
 pub(crate) mod compensation;
 pub(crate) mod key_store;
 pub(crate) mod nts_reply;
@@ -9,3 +10,4 @@ pub(crate) mod sockets;
 pub(crate) mod timestamps;
 pub(crate) mod tx_stamps;
 pub(crate) mod worker;
+pub(crate) mod xdp_worker;

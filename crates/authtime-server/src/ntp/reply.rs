@@ -9,7 +9,9 @@
 //! not depend on it (the request's checks and MAC, batched per key; for NTS
 //! the cookie, the request's authentication and the fresh cookies) and just
 //! before the only work that must follow it: the reply's MAC or NTS seal,
-//! which covers T3, and one `sendmsg`. Replies are sent one by one because a
+//! which covers T3, and one `sendmsg` (on the AF_XDP path: the frame's
+//! headers and one kick of the TX ring, [`super::xdp_worker`]). Replies are
+//! sent one by one because a
 //! `sendmmsg` runs the kernel's whole send path for each datagram in turn:
 //! the k-th datagram of a batch leaves k sends (about 5 µs each on veth)
 //! after a T3 read before the call, and no prediction of that delay holds
@@ -27,11 +29,12 @@ use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 use authtime_nts::HeaderFor;
-use authtime_packet_io::{DATAGRAM_LEN, PeerName, Sender, TxStampReader};
+use authtime_packet_io::{DATAGRAM_LEN, TxStampReader};
 use authtime_proto::interleaved::{Inserted, SavedTx, TxSource};
 use authtime_proto::{PreparedReply, Server, ServerAction};
 use authtime_wire::{Header, NtpTimestamp};
 
+use super::batch_io::Replies;
 use super::compensation::{Position, SendPathDelay};
 use super::nts_reply::{self, NtsShared, RandomPool};
 use super::timestamps::SharedTimestamps;
@@ -49,9 +52,8 @@ const GIVE_UP_AFTER: u64 = 1000;
 /// most drivers, hardware stamps within milliseconds.
 const STAMP_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// A worker's reply buffer, sender and transmit-timestamp bookkeeping.
+/// A worker's reply buffer and transmit-timestamp bookkeeping.
 pub(crate) struct ReplyPath {
-    sender: Sender,
     out: Box<[u8; DATAGRAM_LEN]>,
     stamps: Box<TxStampReader>,
     /// Every `sample_every`-th basic reply is stamped (0: none).
@@ -75,7 +77,9 @@ pub(crate) struct ReplyPath {
 pub(crate) struct Request<'a> {
     pub(crate) data: &'a [u8],
     pub(crate) recv_ts: NtpTimestamp,
-    pub(crate) peer: PeerName,
+    /// Its place in the receive batch, which the reply is sent by
+    /// ([`Replies::send`]).
+    pub(crate) index: usize,
 }
 
 impl ReplyPath {
@@ -84,7 +88,6 @@ impl ReplyPath {
     /// delay added ([`super::compensation`]).
     pub(crate) fn new(tx_stamps: bool, sample_every: u32, compensate: bool) -> Self {
         Self {
-            sender: Sender::new(),
             out: Box::new([0; DATAGRAM_LEN]),
             stamps: TxStampReader::new(),
             sample_every,
@@ -118,7 +121,7 @@ impl ReplyPath {
     /// goes to this request, for the server-time histogram.
     pub(crate) fn send_ntp(
         &mut self,
-        socket: &impl AsRawFd,
+        sink: &mut impl Replies,
         reply: &PreparedReply<'_>,
         request: &Request<'_>,
         table: Option<&SharedTimestamps>,
@@ -149,7 +152,7 @@ impl ReplyPath {
         let basic = time_reply && previous.is_none();
         let t2 = reply.receive_ts().unwrap_or(NtpTimestamp::ZERO);
         let sent = self.send(
-            socket,
+            sink,
             len,
             request,
             basic.then_some((t2, at)),
@@ -172,7 +175,7 @@ impl ReplyPath {
     )]
     pub(crate) fn send_nts(
         &mut self,
-        socket: &impl AsRawFd,
+        sink: &mut impl Replies,
         nts: &NtsShared,
         ring: &authtime_nts::KeyRing,
         prepared: Option<nts_reply::Prepared<'_>>,
@@ -220,7 +223,7 @@ impl ReplyPath {
         };
         let time_reply = outcome.time_reply;
         let basic = (time_reply && previous.is_none()).then_some((reply_t2, at));
-        let sent = self.send(socket, len, request, basic, save && time_reply, counters);
+        let sent = self.send(sink, len, request, basic, save && time_reply, counters);
         if !sent || !time_reply {
             return;
         }
@@ -236,7 +239,7 @@ impl ReplyPath {
     /// a sample. Returns whether the kernel took it.
     fn send(
         &mut self,
-        socket: &impl AsRawFd,
+        sink: &mut impl Replies,
         len: usize,
         request: &Request<'_>,
         basic: Option<(NtpTimestamp, Position)>,
@@ -249,10 +252,7 @@ impl ReplyPath {
         if stamp && let Some((t2, at)) = basic {
             self.delay.stamped(t2, at);
         }
-        match self
-            .sender
-            .send(socket, &self.out[..len], Some(&request.peer), stamp)
-        {
+        match sink.send(request.index, &self.out[..len], stamp) {
             Ok(()) => {
                 if stamp {
                     counters.served.kernel_tx_requested += 1;

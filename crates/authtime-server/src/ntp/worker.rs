@@ -5,6 +5,10 @@
 //! with its own transmit timestamp and `sendmsg` ([`super::reply`], which
 //! says why), and read back the transmit timestamps the kernel returned
 //! ([`super::tx_stamps`]). All buffers are allocated when the worker starts.
+//!
+//! The batch logic ([`Worker::answer`]) is the AF_XDP path's too
+//! ([`super::xdp_worker`]): it reads a batch through [`Datagrams`] and sends
+//! through [`Replies`].
 
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,10 +16,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use authtime_nts::MAX_BATCH;
-use authtime_packet_io::{BATCH, RecvBatch};
+use authtime_packet_io::{BATCH, RecvBatch, Sender};
 use authtime_proto::{PreparedReply, RateVerdict, Server};
 use authtime_wire::NtpTimestamp;
 
+use super::batch_io::{Datagrams, Replies, SocketReplies};
 use super::key_store::{KeyStore, KeyView};
 use super::nts_reply::{NtsBatch, NtsShared, RandomPool, is_nts_request};
 use super::reply::{ReplyPath, Request};
@@ -66,6 +71,7 @@ const ERROR_LOG_INTERVAL: Duration = Duration::from_secs(10);
 /// Serves `socket` until the stop flag is set.
 pub(crate) fn run(socket: &UdpSocket, shared: &Shared, counters: &Mutex<WorkerCounters>) {
     let mut rx = RecvBatch::new();
+    let mut sender = Sender::new();
     let mut path = ReplyPath::new(shared.tx_stamps, shared.sample_every, shared.compensate);
     let mut keys = KeyView::new(&shared.keys);
     let mut random = RandomPool::new();
@@ -86,15 +92,21 @@ pub(crate) fn run(socket: &UdpSocket, shared: &Shared, counters: &Mutex<WorkerCo
                 counters.served.kernel_drops += u64::from(drops.wrapping_sub(kernel_drops));
                 kernel_drops = drops;
                 path.start_batch();
-                let mut worker = Worker {
+                let mut replies = SocketReplies {
                     socket,
+                    sender: &mut sender,
+                    batch: &rx,
+                };
+                let mut worker = Worker {
+                    replies: &mut replies,
                     shared,
+                    table,
                     path: &mut path,
                     random: &mut random,
                     nts_batch: &mut nts_batch,
                     counters: &mut counters,
                 };
-                worker.answer(n, &rx, &mut keys, &mut clock);
+                worker.answer(n, &*rx, &mut keys, &mut clock);
                 path.read_tx_stamps(socket, table, &mut counters);
             }
             Err(e) => {
@@ -122,18 +134,30 @@ enum Route {
     Nts,
 }
 
-/// One batch's borrowings.
-struct Worker<'a> {
-    socket: &'a UdpSocket,
-    shared: &'a Shared,
-    path: &'a mut ReplyPath,
-    random: &'a mut RandomPool,
-    nts_batch: &'a mut NtsBatch,
-    counters: &'a mut WorkerCounters,
+/// One batch's borrowings: where its replies go, what every worker shares,
+/// and this worker's state.
+pub(crate) struct Worker<'a, R> {
+    pub(crate) replies: &'a mut R,
+    pub(crate) shared: &'a Shared,
+    /// Interleaved mode's table, on a path that serves it.
+    pub(crate) table: Option<&'a SharedTimestamps>,
+    pub(crate) path: &'a mut ReplyPath,
+    pub(crate) random: &'a mut RandomPool,
+    pub(crate) nts_batch: &'a mut NtsBatch,
+    pub(crate) counters: &'a mut WorkerCounters,
 }
 
-impl Worker<'_> {
-    fn answer(&mut self, n: usize, rx: &RecvBatch, keys: &mut KeyView, clock: &mut ClockView) {
+impl<R: Replies> Worker<'_, R> {
+    /// Answers the `n` datagrams of `rx`: sorts them, prepares the plain and
+    /// MAC requests together and the NTS ones in chunks, then finishes and
+    /// sends each reply in arrival order.
+    pub(crate) fn answer<D: Datagrams + ?Sized>(
+        &mut self,
+        n: usize,
+        rx: &D,
+        keys: &mut KeyView,
+        clock: &mut ClockView,
+    ) {
         let shared = self.shared;
         // The clock right after the receive, read once for the batch: the
         // receive timestamp of datagrams without a kernel one, the
@@ -254,7 +278,7 @@ impl Worker<'_> {
             }
         };
 
-        let table = shared.timestamps.as_deref();
+        let table = self.table;
         let mut nts_seen = 0;
         // The master keys in force, once for the batch's NTS requests.
         let ring = match &shared.nts {
@@ -265,7 +289,7 @@ impl Worker<'_> {
             let request = Request {
                 data: data[i],
                 recv_ts: recv[i],
-                peer: rx.peer_name(i),
+                index: i,
             };
             match *route {
                 Route::Skip => {}
@@ -275,7 +299,7 @@ impl Worker<'_> {
                         keys,
                     };
                     self.path.send_ntp(
-                        self.socket,
+                        &mut *self.replies,
                         &prepared[j],
                         &request,
                         table,
@@ -291,7 +315,7 @@ impl Worker<'_> {
                         keys,
                     };
                     self.path
-                        .send_ntp(self.socket, &reply, &request, table, 0, &mut stats);
+                        .send_ntp(&mut *self.replies, &reply, &request, table, 0, &mut stats);
                 }
                 Route::Nts => {
                     if let (Some(nts), Some(ring)) = (&shared.nts, &ring) {
@@ -304,7 +328,7 @@ impl Worker<'_> {
                         }
                         nts_seen += 1;
                         self.path.send_nts(
-                            self.socket,
+                            &mut *self.replies,
                             nts,
                             ring,
                             self.nts_batch.get(slot),

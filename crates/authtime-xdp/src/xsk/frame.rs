@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::time::SystemTime;
 
+use super::ring::Producer;
 use crate::clock::TaiOffset;
 
 /// Chunks whose frames user space is done with, collected while frames are
@@ -16,6 +17,20 @@ pub(crate) struct Returns {
     pub(crate) recycle: Vec<u32>,
     /// Replies: (chunk, address, length) to put on the TX ring.
     pub(crate) replies: Vec<(u32, u64, u32)>,
+    /// Chunks [`RxFrame::send`] put on the TX ring itself: the bookkeeping
+    /// moves them to "being sent" at the socket's next `&mut self` call,
+    /// which every call that reads the completion ring makes first.
+    pub(crate) sent: Vec<u32>,
+}
+
+/// The TX ring as frames reach it to send at once ([`RxFrame::send`]), and
+/// what the kick needs.
+pub(crate) struct TxSide {
+    pub(crate) ring: Producer<libc::xdp_desc>,
+    pub(crate) fd: std::os::fd::RawFd,
+    /// Kick after every push (copy mode, or no need-wakeup flag); else only
+    /// when the ring's need-wakeup flag says so.
+    pub(crate) kick_always: bool,
 }
 
 /// One frame the socket took from the RX ring, before it is lent out.
@@ -56,6 +71,7 @@ pub struct RxBatch<'a> {
     pub(crate) taken: std::vec::IntoIter<Taken>,
     pub(crate) base: *mut u8,
     pub(crate) returns: &'a RefCell<Returns>,
+    pub(crate) tx: &'a RefCell<TxSide>,
     pub(crate) tai: Option<TaiOffset>,
     pub(crate) user_time: SystemTime,
     /// The batch stands for the exclusive borrow of the UMEM.
@@ -93,6 +109,7 @@ impl<'a> Iterator for RxBatch<'a> {
             tai_ns: t.tai_ns,
             stamp,
             returns: self.returns,
+            tx: self.tx,
             done: false,
         })
     }
@@ -115,6 +132,7 @@ pub struct RxFrame<'a> {
     tai_ns: Option<u64>,
     stamp: RxStamp,
     returns: &'a RefCell<Returns>,
+    tx: &'a RefCell<TxSide>,
     done: bool,
 }
 
@@ -187,6 +205,51 @@ impl RxFrame<'_> {
         self.done = true;
         let mut returns = self.returns.borrow_mut();
         returns.replies.push((self.chunk, self.addr, len as u32));
+    }
+
+    /// Sends the first `len` bytes of [`RxFrame::buffer_mut`] from this
+    /// chunk now, no copy: the descriptor goes on the TX ring and the
+    /// kernel is kicked before this returns when it needs a kick (always in
+    /// copy mode, where it transmits only inside that call). For a reply
+    /// whose contents depend on when it leaves (a transmit timestamp), this
+    /// keeps the other frames of the batch from waiting in front of it. The
+    /// chunk returns to the fill ring once the kernel reports it sent
+    /// (`reclaim_completions`). Returns false when the TX ring was full: the
+    /// reply then waits for the socket's next `tx_submit`, as with
+    /// [`RxFrame::reply`].
+    ///
+    /// # Errors
+    /// The kick (sendto) failed other than by being busy; the frame is on
+    /// the ring and goes out with the next kick.
+    ///
+    /// # Panics
+    /// If `len` exceeds [`RxFrame::capacity`].
+    pub fn send(mut self, len: usize) -> std::io::Result<bool> {
+        assert!(
+            len <= self.buf.len(),
+            "a reply of {len} bytes in a chunk with room for {}",
+            self.buf.len()
+        );
+        self.done = true;
+        let desc = libc::xdp_desc {
+            addr: self.addr,
+            len: len as u32,
+            options: 0,
+        };
+        let mut tx = self.tx.borrow_mut();
+        if tx.ring.push(std::slice::from_ref(&desc)) == 0 {
+            drop(tx);
+            self.returns
+                .borrow_mut()
+                .replies
+                .push((self.chunk, self.addr, len as u32));
+            return Ok(false);
+        }
+        self.returns.borrow_mut().sent.push(self.chunk);
+        if tx.kick_always || tx.ring.needs_wakeup() {
+            super::socket::kick_fd(tx.fd)?;
+        }
+        Ok(true)
     }
 }
 

@@ -6,10 +6,10 @@ use std::collections::VecDeque;
 use std::io;
 use std::marker::PhantomData;
 use std::mem::size_of;
-use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
+use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd, RawFd};
 use std::time::{Duration, SystemTime};
 
-use super::frame::{Returns, RxBatch, Taken};
+use super::frame::{Returns, RxBatch, Taken, TxSide};
 use super::ring::{Consumer, Producer};
 use super::setup::{RingMap, SOCKET_CAPS, map_ring, mmap_offsets, register_umem, setsockopt_u32};
 use super::umem::{Chunks, Held, Umem};
@@ -115,7 +115,8 @@ pub struct Xsk {
     fill: Producer<u64>,
     completion: Consumer<u64>,
     rx: Consumer<libc::xdp_desc>,
-    tx: Producer<libc::xdp_desc>,
+    /// The TX ring, shared with the frames of a batch ([`RxFrame::send`](super::RxFrame::send)).
+    tx: RefCell<TxSide>,
     // Fields drop in order: the rings above only hold pointers into these
     // mappings, which are unmapped first; then the socket is closed (the
     // kernel lets go of the UMEM); then the UMEM is unmapped.
@@ -215,6 +216,11 @@ impl Xsk {
             )
         };
         let chunks = Chunks::new(config.frame_count, config.frame_size);
+        let tx = RefCell::new(TxSide {
+            ring: tx,
+            fd: fd.as_raw_fd(),
+            kick_always: config.bind == BindMode::Copy || !config.need_wakeup,
+        });
         let mut xsk = Self {
             fill,
             completion,
@@ -345,6 +351,7 @@ impl Xsk {
             taken: taken.into_iter(),
             base: self.umem.as_ptr(),
             returns: &self.returns,
+            tx: &self.tx,
             tai,
             user_time,
             _umem: PhantomData,
@@ -394,6 +401,11 @@ impl Xsk {
                 self.free.push(chunk);
             }
         }
+        for chunk in returns.sent.drain(..) {
+            if !self.chunks.change(chunk, Held::User, Held::Tx) {
+                self.refused += 1;
+            }
+        }
         for (chunk, addr, len) in returns.replies.drain(..) {
             if self.chunks.change(chunk, Held::User, Held::Tx) {
                 self.pending_tx.push_back(libc::xdp_desc {
@@ -435,20 +447,17 @@ impl Xsk {
     /// The kick (sendto) failed other than by being busy.
     pub fn tx_submit(&mut self) -> io::Result<usize> {
         self.settle();
+        let tx = self.tx.get_mut();
         let (a, b) = self.pending_tx.as_slices();
-        let mut pushed = self.tx.push(a);
+        let mut pushed = tx.ring.push(a);
         if pushed == a.len() {
-            pushed += self.tx.push(b);
+            pushed += tx.ring.push(b);
         }
         self.pending_tx.drain(..pushed);
-        let waiting = self.tx.outstanding() > 0;
+        let waiting = tx.ring.outstanding() > 0;
         // In copy mode the kernel sends only inside sendmsg; in zero-copy
         // mode the driver asks for a kick through the need-wakeup flag.
-        if waiting
-            && (self.config.bind == BindMode::Copy
-                || !self.config.need_wakeup
-                || self.tx.needs_wakeup())
-        {
+        if waiting && (tx.kick_always || tx.ring.needs_wakeup()) {
             self.kick()?;
         }
         Ok(pushed)
@@ -461,25 +470,7 @@ impl Xsk {
     /// # Errors
     /// sendto failed for another reason.
     pub fn kick(&self) -> io::Result<()> {
-        // SAFETY: a zero-length send with no buffer and no address.
-        let r = unsafe {
-            libc::sendto(
-                self.fd.as_raw_fd(),
-                std::ptr::null(),
-                0,
-                libc::MSG_DONTWAIT,
-                std::ptr::null(),
-                0,
-            )
-        };
-        if r >= 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::ENOBUFS | libc::EAGAIN | libc::EBUSY | libc::ENETDOWN) => Ok(()),
-            _ => Err(e),
-        }
+        kick_fd(self.fd.as_raw_fd())
     }
 
     /// Lets the kernel refill its receive side when the fill ring asked
@@ -501,6 +492,9 @@ impl Xsk {
     /// Takes the chunks the kernel has sent off the completion ring and
     /// puts them back on the fill ring; returns how many.
     pub fn reclaim_completions(&mut self) -> usize {
+        // First what frames sent themselves: their chunks must be known as
+        // being sent before their completions are read.
+        self.settle();
         self.scratch_addrs.clear();
         let mut addrs = std::mem::take(&mut self.scratch_addrs);
         let n = self.completion.pop(usize::MAX, &mut addrs);
@@ -570,6 +564,30 @@ impl std::fmt::Debug for Xsk {
             .field("queue", &self.queue)
             .field("config", &self.config)
             .finish_non_exhaustive()
+    }
+}
+
+/// Tells the kernel there is something on the TX ring of socket `fd`
+/// (`sendto(MSG_DONTWAIT)`); a busy or full kernel is not an error.
+pub(crate) fn kick_fd(fd: RawFd) -> io::Result<()> {
+    // SAFETY: a zero-length send with no buffer and no address.
+    let r = unsafe {
+        libc::sendto(
+            fd,
+            std::ptr::null(),
+            0,
+            libc::MSG_DONTWAIT,
+            std::ptr::null(),
+            0,
+        )
+    };
+    if r >= 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::ENOBUFS | libc::EAGAIN | libc::EBUSY | libc::ENETDOWN) => Ok(()),
+        _ => Err(e),
     }
 }
 
