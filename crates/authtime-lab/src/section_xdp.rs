@@ -20,8 +20,10 @@
 //! **What is measured, per server and step.** Offered and answered rate and
 //! loss (the generator's counts); the server process's CPU (user and system
 //! from `/proc/PID/stat`); the whole machine's busy CPU from `/proc/stat`
-//! (every CPU's user, nice, system, irq and softirq time over the step); the
-//! lab process's own CPU (the generator); steal time; and the T3 offset
+//! (all CPUs' time over the step less their idle, iowait and steal time:
+//! [`MachineCpu::busy_since`] says why not the sampled busy fields); the
+//! lab process's own CPU (the generator); kernel threads'; steal time; and
+//! the T3 offset
 //! (kernel receive time of the reply at the generator − its T3), as the
 //! accuracy section measures it. Each is divided by the answered requests.
 //! The whole machine's figure is the one to compare: on veth the receiving
@@ -62,7 +64,7 @@ const GENERATOR_CPU: usize = 1;
 const CLOCK: &str = "[clock]\nsource = \"static\"\nstratum = 1\nreference-id = \"LOCL\"\n";
 /// How long the machine is watched idle (servers up, no load) before the
 /// steps, for the idle baseline.
-const IDLE_BASELINE: Duration = Duration::from_secs(1);
+pub const IDLE_BASELINE: Duration = Duration::from_secs(1);
 
 /// The request's authentication.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -184,27 +186,27 @@ pub struct StepCpu {
     pub server_user_s: f64,
     /// The server process: system time.
     pub server_system_s: f64,
-    /// The whole machine, all CPUs (see [`MachineCpu`]).
+    /// The whole machine's busy time, all CPUs: the CPU time there was less
+    /// idle, iowait and steal ([`MachineCpu::busy_since`]).
+    pub machine_busy_s: f64,
+    /// The `/proc/stat` counters over the measurement.
     pub machine: MachineCpu,
     /// The lab process (the generator's threads; nothing else of the lab
     /// runs during a measurement).
     pub generator_s: f64,
-    /// Kernel threads (children of kthreadd: kworkers, NAPI threads, ...)
-    /// but ksoftirqd, whose time `/proc/stat` already counts as softirq.
+    /// Kernel threads (kthreadd and its children: kworkers, ksoftirqd,
+    /// NAPI threads, ...).
     pub kernel_threads_s: f64,
 }
 
 impl StepCpu {
     /// The CPU the measurement can be charged with whatever else the
-    /// machine runs: the server, the generator, kernel threads, and every
-    /// CPU's interrupt and softirq time.
+    /// machine runs: the server, the generator and kernel threads (each
+    /// exact: the scheduler's run time). Softirq work the kernel did in
+    /// the context of some other task, or of an idle CPU, is not in it.
     #[must_use]
     pub fn attributed_s(&self) -> f64 {
-        self.server_user_s
-            + self.server_system_s
-            + self.generator_s
-            + self.kernel_threads_s
-            + self.machine.irq_s
+        self.server_user_s + self.server_system_s + self.generator_s + self.kernel_threads_s
     }
 }
 
@@ -252,6 +254,8 @@ pub struct Outcome {
     pub servers: Vec<ServerStatus>,
     /// The server-side veth (the AF_XDP server's interface).
     pub interface: Option<String>,
+    /// Transmit checksum offload was turned off on the generator's end.
+    pub checksum_offload_off: bool,
     /// The machine's busy CPU seconds per second, all CPUs, with the
     /// servers up and no load (the idle baseline): the mean of one second
     /// before the measurements and one after.
@@ -299,6 +303,7 @@ pub fn run_plan(plan: Plan, progress: &mut Progress<'_>) -> Outcome {
         measurements: Vec::new(),
         servers: Vec::new(),
         interface: None,
+        checksum_offload_off: false,
         idle_busy_per_s: None,
         idle_busy_before_after: (None, None),
         cpus: cpus_allowed(),
@@ -364,6 +369,15 @@ fn measure_in_namespaces(dir: &TempDir, outcome: &mut Outcome, progress: &mut Pr
     };
     outcome.namespaces = vec![pair.server.clone(), pair.generator.clone()];
     outcome.interface = Some(pair.veth.0.clone());
+    // For every server alike: checksums computed by the sender, as on a
+    // real link (an AF_XDP server drops the veth's unfilled ones).
+    let generator_if = pair.veth.1.clone();
+    match netns::run_in(&pair.generator, || netns::tx_checksum_off(&generator_if)) {
+        Ok(Ok(())) => outcome.checksum_offload_off = true,
+        Ok(Err(e)) | Err(e) => outcome.notes.push(format!(
+            "{e}: the AF_XDP server drops requests whose UDP checksum the veth left unfilled."
+        )),
+    }
     // Declared after `pair`, so dropped (killed) before the namespaces go.
     let mut servers = Vec::new();
     for kind in ServerKind::ALL {
@@ -449,8 +463,8 @@ fn measure_in_namespaces(dir: &TempDir, outcome: &mut Outcome, progress: &mut Pr
 fn idle_baseline() -> Option<f64> {
     let (a, t) = (MachineCpu::now()?, Instant::now());
     std::thread::sleep(IDLE_BASELINE);
-    let b = MachineCpu::now()?;
-    Some(b.since(&a).busy_s / t.elapsed().as_secs_f64())
+    let (b, wall) = (MachineCpu::now()?, t.elapsed().as_secs_f64());
+    Some(b.busy_since(&a, wall) / wall)
 }
 
 fn measure(
@@ -542,19 +556,21 @@ impl Snapshot {
     fn since(&self, before: &Self) -> Option<StepCpu> {
         let (u1, s1) = self.server?;
         let (u0, s0) = before.server?;
+        let (m1, m0) = (self.machine?, before.machine?);
+        let wall = (self.at - before.at).as_secs_f64();
         Some(StepCpu {
-            wall_s: (self.at - before.at).as_secs_f64(),
+            wall_s: wall,
             server_user_s: u1 - u0,
             server_system_s: s1 - s0,
-            machine: self.machine?.since(&before.machine?),
+            machine_busy_s: m1.busy_since(&m0, wall),
+            machine: m1.since(&m0),
             generator_s: (self.lab.saturating_sub(before.lab)).as_secs_f64(),
             kernel_threads_s: self.kernel_threads - before.kernel_threads,
         })
     }
 }
 
-/// User + system seconds of kthreadd and its children but ksoftirqd
-/// (whose time `/proc/stat` counts as softirq already).
+/// User + system seconds of kthreadd and its children.
 fn kernel_threads_cpu() -> f64 {
     let Ok(entries) = fs::read_dir("/proc") else {
         return 0.0;
@@ -564,10 +580,9 @@ fn kernel_threads_cpu() -> f64 {
         .filter_map(|e| {
             let pid: u32 = e.file_name().to_str()?.parse().ok()?;
             let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let name = &stat[stat.find('(')? + 1..stat.rfind(')')?];
             let rest: Vec<&str> = stat[stat.rfind(')')? + 2..].split_whitespace().collect();
             let ppid: u32 = rest.get(1)?.parse().ok()?;
-            if !(pid == 2 || ppid == 2) || name.starts_with("ksoftirqd") {
+            if !(pid == 2 || ppid == 2) {
                 return None;
             }
             crate::section_nts_server::process_cpu_split(pid).map(|(u, s)| u + s)

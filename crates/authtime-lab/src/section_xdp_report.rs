@@ -37,9 +37,9 @@ pub struct Figures {
     pub machine_us: Option<f64>,
     /// The same less what the idle machine spends in as long.
     pub machine_less_idle_us: Option<f64>,
-    /// Of the machine's, interrupts and softirqs.
-    pub irq_us: Option<f64>,
-    /// Server + generator + kernel threads + irq and softirq.
+    /// Kernel threads (kworkers, ksoftirqd, ...).
+    pub kernel_threads_us: Option<f64>,
+    /// Server + generator + kernel threads.
     pub attributed_us: Option<f64>,
     /// The lab process (the generator).
     pub generator_us: Option<f64>,
@@ -71,20 +71,20 @@ impl Figures {
             server_us: cpu.and_then(|c| per(c.server_user_s + c.server_system_s)),
             server_user_us: cpu.and_then(|c| per(c.server_user_s)),
             server_system_us: cpu.and_then(|c| per(c.server_system_s)),
-            machine_us: cpu.and_then(|c| per(c.machine.busy_s)),
+            machine_us: cpu.and_then(|c| per(c.machine_busy_s)),
             machine_less_idle_us: cpu.and_then(|c| {
                 let idle = outcome.idle_busy_per_s? * c.wall_s;
-                per(c.machine.busy_s - idle)
+                per(c.machine_busy_s - idle)
             }),
-            irq_us: cpu.and_then(|c| per(c.machine.irq_s)),
+            kernel_threads_us: cpu.and_then(|c| per(c.kernel_threads_s)),
             attributed_us: cpu.and_then(|c| per(c.attributed_s())),
             generator_us: cpu.and_then(|c| per(c.generator_s)),
             t3_mean_us: offsets.map(|o| o.mean_us),
             t3_median_us: offsets.map(|o| o.median_us),
             t3_p99_us: offsets.map(|o| o.p99_us),
             steal: cpu.and_then(|c| {
-                let all = c.machine.busy_s + c.machine.idle_s + c.machine.steal_s;
-                (all > 0.0).then(|| c.machine.steal_s / all)
+                let all = c.wall_s * c.machine.cpus as f64;
+                (all > 0.0).then(|| (c.machine.steal_s / all).clamp(0.0, 1.0))
             }),
             fell_behind: r.fell_behind,
         })
@@ -229,17 +229,17 @@ fn step_table(outcome: &Outcome, auth: Auth, rate: f64) -> Table {
             opt_us(median_of(f, |x| x.machine_less_idle_us))
         }),
         (
-            "… of it irq + softirq / generator (lab process) (µs)",
+            "… of it generator (lab process) / kernel threads (µs)",
             |f| {
                 format!(
                     "{} / {}",
-                    opt_us(median_of(f, |x| x.irq_us)),
-                    opt_us(median_of(f, |x| x.generator_us))
+                    opt_us(median_of(f, |x| x.generator_us)),
+                    opt_us(median_of(f, |x| x.kernel_threads_us))
                 )
             },
         ),
         (
-            "attributed CPU per answered (µs): server + generator + kernel threads + irq/softirq",
+            "attributed CPU per answered (µs): server + generator + kernel threads",
             |f| opt_us(median_of(f, |x| x.attributed_us)),
         ),
         ("T3 offset mean / median / p99 (µs)", |f| {
@@ -291,15 +291,18 @@ fn step_table(outcome: &Outcome, auth: Auth, rate: f64) -> Table {
     }
     table.note = "Per answered = over the measurement (sending, then up to the drain time for \
                   late replies) ÷ time replies received. Server process: utime + stime of its \
-                  /proc/PID/stat (10 ms ticks). Whole machine: /proc/stat's cpu line, user + \
-                  nice + system + irq + softirq of all CPUs (steal and iowait excluded); it \
-                  includes the generator's own work, the same for every server at a step. \
-                  Less the idle machine's: minus the busy time an unloaded machine (servers up) \
-                  spent over as long. Attributed: what the measurement can be charged with \
-                  whatever else runs on the machine (the server and lab processes, kernel \
-                  threads but ksoftirqd, and all CPUs' irq + softirq time, which holds \
-                  ksoftirqd's and the veth's receive work). T3 offset: the generator's kernel receive time of the \
-                  reply − its T3 (positive: T3 early). Steal: the worst round."
+                  /proc/PID/stat (the total is the scheduler's exact run time, the user/system \
+                  split is sampled by the tick). Whole machine: all CPUs' time over the \
+                  measurement less their idle, iowait and steal time from /proc/stat (exact \
+                  with a tickless idle; the sampled user and system fields miss short bursts \
+                  between sleeps); it includes the generator's own work, the same for every \
+                  server at a step. Less the idle machine's: minus the busy time the unloaded \
+                  machine (servers up) spent in as long. Attributed: the server and lab \
+                  processes and the kernel threads (kworkers, ksoftirqd), a figure other work \
+                  on the machine does not inflate, but which misses softirq work done in \
+                  other tasks' context or on an idle CPU. T3 offset: the generator's kernel \
+                  receive time of the reply − its T3 (positive: T3 early). Steal: the worst \
+                  round."
         .into();
     table
 }
@@ -492,61 +495,72 @@ fn method(outcome: &Outcome, quick: bool) -> String {
     let plan = &outcome.plan;
     let rates: Vec<String> = plan.rates.iter().map(|&r| fmt_rate(r)).collect();
     let auths: Vec<&str> = plan.auths.iter().map(|a| a.name()).collect();
+    let interface = outcome
+        .interface
+        .as_deref()
+        .unwrap_or("(the server-side veth)");
+    let offload = if outcome.checksum_offload_off {
+        "off"
+    } else {
+        "could not be turned off"
+    };
+    let idle = match outcome.idle_busy_before_after {
+        (Some(a), Some(b)) => format!(
+            "{:.1}% of one CPU busy before, {:.1}% after",
+            100.0 * a,
+            100.0 * b
+        ),
+        _ => "not measured".into(),
+    };
+    let quick = if quick {
+        " (`--quick`: one round of 1 s steps, figures indicative)"
+    } else {
+        ""
+    };
     format!(
         "Two network namespaces of the section's own joined by a veth pair (the accuracy \
          section's setup): the servers in one, each on its own address, port 123, pinned to \
-         CPU 0; the open-loop generator (authtime-lab's load_ntp, {} source sockets, evenly \
-         spaced requests, one logical client per 10 req/s) in the other, pinned to CPU 1. \
-         chronyd (`-x`, `local stratum 1`, `allow`, the key file) and `authtime serve` on \
-         sockets (one worker, rate limit off, stratum-1 static clock, the same chrony-format \
-         AES-128-CMAC key file) run throughout; `authtime serve` on AF_XDP is the same \
-         configuration plus `[xdp] interface = \"{}\"`, `attach = \"native\"` (copy mode: \
-         veth has no zero-copy), started for each of its measurements and stopped after it, \
-         so the others run on a veth with no XDP program. Steps: {} req/s; {}; {:.1} s of \
-         sending each, then up to {} ms for late replies; {} round(s), the servers' order \
-         alternating between rounds, all servers of a step sent the same schedule. CPU: the \
-         server process's utime and stime (/proc/PID/stat), the whole machine's busy time \
-         (/proc/stat: user + nice + system + irq + softirq of all {} CPUs; steal and iowait \
-         excluded, steal reported per step) and the lab process's (the generator), each \
-         over the measurement and divided by the time replies received. Why the whole \
-         machine: on veth part of a receiver's work runs in the sender's context (the \
-         request's softirq on the generator's CPU, the reply's on the server's), and AF_XDP \
-         moves work between the server's system calls and the kernel's softirqs, so a \
-         server-only figure can hide cost moved to the generator. The whole machine's busy \
-         time also counts whatever else runs, so the section watches the machine idle \
-         (servers up, no load) for {:.1} s before the measurements and after them (idle \
-         baseline: {}), and also gives an attributed figure: the server and lab processes, \
-         kernel threads but ksoftirqd, and all CPUs' irq + softirq time. T3 offset: kernel receive time of the reply at the \
-         generator − the T3 it carries (one clock; includes the veth crossing, about \
-         0.1-0.3 µs), basic mode. Replies are counted, not authenticated. The machine is \
-         shared (steal time is noted), and `/proc`'s 10 ms ticks make short steps coarse{}. \
-         This section took {:.0} s.",
-        plan.sockets,
-        outcome
-            .interface
-            .as_deref()
-            .unwrap_or("(the server-side veth)"),
-        rates.join(", "),
-        auths.join(" and "),
-        plan.step.as_secs_f64(),
-        plan.drain.as_millis(),
-        plan.rounds,
-        outcome.cpus,
-        1.0,
-        match outcome.idle_busy_before_after {
-            (Some(a), Some(b)) => format!(
-                "{:.1}% of one CPU busy before, {:.1}% after",
-                100.0 * a,
-                100.0 * b
-            ),
-            _ => "not measured".into(),
-        },
-        if quick {
-            " (`--quick`: one round of 1 s steps, figures indicative)"
-        } else {
-            ""
-        },
-        outcome.elapsed_s
+         CPU 0; the open-loop generator (authtime-lab's load_ntp, {sockets} source sockets, \
+         evenly spaced requests, one logical client per 10 req/s) in the other, pinned to \
+         CPU 1. chronyd (`-x`, `local stratum 1`, `allow`, the key file) and `authtime \
+         serve` on sockets (one worker, rate limit off, stratum-1 static clock, the same \
+         chrony-format AES-128-CMAC key file) run throughout; `authtime serve` on AF_XDP is \
+         the same configuration plus `[xdp] interface = \"{interface}\"`, `attach = \
+         \"native\"` (copy mode: veth has no zero-copy), started for each of its \
+         measurements and stopped after it, so the others run on a veth with no XDP \
+         program. The generator's veth end computes UDP checksums in software (transmit \
+         checksum offload {offload}), for every server alike: a veth leaves offloaded \
+         checksums unfilled, which the AF_XDP path must drop, while a NIC's peer on a real \
+         link sends them complete. Steps: {rates} req/s; {auths}; {step:.1} s of sending \
+         each, then up to {drain} ms for late replies; {rounds} round(s), the servers' \
+         order alternating between rounds, all servers of a step sent the same schedule. \
+         CPU: the server process's utime and stime (/proc/PID/stat), the whole machine's \
+         busy time (all {cpus} CPUs' time over the measurement less the idle, iowait and \
+         steal time of /proc/stat: exact under a tickless idle, where the sampled user and \
+         system fields miss a server's short bursts between sleeps; steal reported per \
+         step) and the lab process's (the generator), each over the measurement and \
+         divided by the time replies received. Why the whole machine: on veth part of a \
+         receiver's work runs in the sender's context (the request's softirq on the \
+         generator's CPU, the reply's on the server's), and AF_XDP moves work between the \
+         server's system calls and the kernel's softirqs, so a server-only figure can hide \
+         cost moved to the generator. The whole machine's busy time also counts whatever \
+         else runs, so the section watches the machine idle (servers up, no load) for \
+         {baseline:.1} s before the measurements and after them (idle baseline: {idle}), \
+         and also gives an attributed figure: the server and lab processes and the kernel \
+         threads. T3 offset: kernel receive time of the reply at the generator − the T3 it \
+         carries (one clock; includes the veth crossing, about 0.1-0.3 µs), basic mode \
+         (the AF_XDP path answers basic requests only). Replies are counted, not \
+         authenticated. The machine is shared (steal time is noted), and `/proc`'s 10 ms \
+         ticks make short steps coarse{quick}. This section took {elapsed:.0} s.",
+        sockets = plan.sockets,
+        rates = rates.join(", "),
+        auths = auths.join(" and "),
+        step = plan.step.as_secs_f64(),
+        drain = plan.drain.as_millis(),
+        rounds = plan.rounds,
+        cpus = outcome.cpus,
+        baseline = crate::section_xdp::IDLE_BASELINE.as_secs_f64(),
+        elapsed = outcome.elapsed_s,
     )
 }
 
@@ -569,7 +583,7 @@ fn findings(outcome: &Outcome) -> Vec<String> {
              baseline). Work of other processes absorbs idle time, so the whole machine's \
              busy time stays near full whatever the servers do: its figures here are not a \
              measure of the servers; read the attributed figures (server + generator + kernel \
-             threads + irq/softirq) and rerun on a quiet machine.",
+             threads) and rerun on a quiet machine.",
             100.0 * idle
         ));
     }
