@@ -84,6 +84,13 @@ struct Pair {
 
 impl Pair {
     fn create(tag: &str) -> Self {
+        Self::with_queues(tag, 1)
+    }
+
+    /// [`Pair::create`] with `queues` receive (and transmit) queues on
+    /// each end.
+    fn with_queues(tag: &str, queues: u32) -> Self {
+        let queues = queues.to_string();
         let pid = std::process::id();
         let pair = Self {
             server: format!("atd-{tag}-srv-{pid}"),
@@ -104,6 +111,10 @@ impl Pair {
                 &pair.server_if,
                 "netns",
                 &pair.server,
+                "numrxqueues",
+                &queues,
+                "numtxqueues",
+                &queues,
                 "type",
                 "veth",
                 "peer",
@@ -111,6 +122,10 @@ impl Pair {
                 &pair.client_if,
                 "netns",
                 &pair.client,
+                "numrxqueues",
+                &queues,
+                "numtxqueues",
+                &queues,
             ])?;
             for (ns, dev, v4, v6) in [
                 (
@@ -754,4 +769,48 @@ fn chronyd_synchronizes_against_the_frame_path() {
     let answered = metric(&metrics, "authtime_ntp_answered_total{auth=\"mac\"}");
     assert!(answered >= 1, "{metrics}");
     assert!(metric(&metrics, OURS) >= answered, "{metrics}");
+}
+
+#[test]
+fn every_queue_gets_a_socket_and_a_worker() {
+    skip_unless_root!();
+    let pair = Pair::with_queues("m", 2);
+    let dir = TempDir::new("xdp-queues");
+    keygen(&dir, "ntp.keys", "chrony", &[("aes128", 7)]);
+    let config = format!("{}{}", ntp_section(&pair, false), xdp_section(&pair));
+    let server = serve(&pair, &dir, "serve", &config);
+    assert!(
+        server.log_text().contains("queues [0, 1]"),
+        "{}",
+        server.log_text()
+    );
+    let out = client_authtime(
+        &pair,
+        &[
+            "query",
+            &format!("{}:{NTP_PORT}", pair.server_v4),
+            "--count",
+            "10",
+            "--interval",
+            "0.01",
+            "--timeout",
+            "2",
+        ],
+    );
+    assert!(out.status.success(), "{}", text_of(&out));
+    let metrics = scrape(&pair, &server);
+    assert_eq!(metric(&metrics, OURS), 10, "{metrics}");
+    assert_eq!(
+        metric(&metrics, "authtime_ntp_answered_total{auth=\"none\"}"),
+        10,
+        "{metrics}"
+    );
+    for queue in ["0", "1"] {
+        assert!(
+            metrics.contains(&format!(
+                "authtime_xdp_socket_events_total{{queue=\"{queue}\",event=\"rx_dropped\"}}"
+            )),
+            "{metrics}"
+        );
+    }
 }

@@ -169,6 +169,9 @@ pub(crate) fn run(
         match xsk.wait(RECEIVE_TIMEOUT) {
             Ok(true) => {}
             Ok(false) => continue,
+            // A signal, such as the one glibc sends every thread to apply
+            // the privilege switch.
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 if last_error_log.is_none_or(|t| t.elapsed() >= ERROR_LOG_INTERVAL) {
                     tracing::warn!(error = %e, queue = xsk.queue(), "AF_XDP poll failed");
@@ -296,9 +299,9 @@ pub(crate) fn render(queues: &[(u32, std::sync::Arc<Mutex<FrameCounters>>)], out
         "counter",
         "Frames the XDP program steered to the AF_XDP sockets, by what the frame layer made of \
          them: ours (an NTP request to a served endpoint, answered or dropped as the NTP \
-         counters say), pass (not a served request: not answered, and lost to the kernel, which \
-         the program should not have steered it past) or drop (to a served endpoint but \
-         malformed or unanswerable), with the reason.",
+         counters say), pass (not a request to a served endpoint, such as one to another \
+         address of the interface: neither answered nor seen by the kernel) or drop (to a \
+         served endpoint but malformed or unanswerable), with the reason.",
         &frames,
     );
     let mut events = Vec::new();
