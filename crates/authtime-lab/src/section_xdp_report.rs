@@ -15,6 +15,9 @@ const STEAL_WARNING: f64 = 0.05;
 /// An idle machine busier than this (CPU seconds per second) was doing
 /// other work, and its whole-machine figures are not the servers'.
 const BUSY_IDLE: f64 = 0.1;
+/// A measurement during which the machine's busy time exceeded what it
+/// can be charged with by more than this (CPUs) had other work beside it.
+const CROWDED: f64 = 0.2;
 /// A server "keeps up" at a step below this loss.
 const KEEPS_UP: f64 = 0.01;
 
@@ -41,6 +44,10 @@ pub struct Figures {
     pub kernel_threads_us: Option<f64>,
     /// Server + generator + kernel threads.
     pub attributed_us: Option<f64>,
+    /// The whole machine's busy time not attributed, in CPUs (busy CPU
+    /// seconds per second): on a quiet machine a little softirq work in
+    /// other contexts; more is other processes' work.
+    pub unattributed_cpus: Option<f64>,
     /// The lab process (the generator).
     pub generator_us: Option<f64>,
     /// T3 offset, mean, µs.
@@ -78,6 +85,9 @@ impl Figures {
             }),
             kernel_threads_us: cpu.and_then(|c| per(c.kernel_threads_s)),
             attributed_us: cpu.and_then(|c| per(c.attributed_s())),
+            unattributed_cpus: cpu
+                .filter(|c| c.wall_s > 0.0)
+                .map(|c| (c.machine_busy_s - c.attributed_s()) / c.wall_s),
             generator_us: cpu.and_then(|c| per(c.generator_s)),
             t3_mean_us: offsets.map(|o| o.mean_us),
             t3_median_us: offsets.map(|o| o.median_us),
@@ -201,7 +211,7 @@ fn step_table(outcome: &Outcome, auth: Auth, rate: f64) -> Table {
     columns.extend(ServerKind::ALL.iter().map(|s| s.name()));
     let mut table = Table::new(&title, &columns);
     type Row = (&'static str, fn(&[Figures]) -> String);
-    let rows: [Row; 12] = [
+    let rows: [Row; 13] = [
         ("offered (req/s)", |f| {
             median_of(f, |x| Some(x.offered)).map_or("–".into(), |v| format!("{v:.0}"))
         }),
@@ -242,6 +252,9 @@ fn step_table(outcome: &Outcome, auth: Auth, rate: f64) -> Table {
             "attributed CPU per answered (µs): server + generator + kernel threads",
             |f| opt_us(median_of(f, |x| x.attributed_us)),
         ),
+        ("whole machine not attributed (CPUs busy)", |f| {
+            median_of(f, |x| x.unattributed_cpus).map_or("–".into(), |v| format!("{v:.2}"))
+        }),
         ("T3 offset mean / median / p99 (µs)", |f| {
             format!(
                 "{} / {} / {}",
@@ -577,6 +590,22 @@ fn findings(outcome: &Outcome) -> Vec<String> {
     if outcome.measurements.is_empty() {
         return out;
     }
+    let crowded = outcome
+        .measurements
+        .iter()
+        .filter_map(|m| Figures::of(m, outcome)?.unattributed_cpus)
+        .filter(|&u| u > CROWDED)
+        .count();
+    if crowded > 0 {
+        out.push(format!(
+            "Other work ran during {crowded} of {} measurements: the whole machine was busier \
+             than the servers, the generator and kernel threads by over {:.0}% of a CPU (row \
+             \"not attributed\"). Their whole-machine figures count that work; the \
+             attributed figures do not.",
+            outcome.measurements.len(),
+            100.0 * CROWDED
+        ));
+    }
     if let Some(idle) = outcome.idle_busy_per_s.filter(|&b| b > BUSY_IDLE) {
         out.push(format!(
             "The machine was busy with other work: {:.0}% of one CPU with no load (the idle \
@@ -591,6 +620,7 @@ fn findings(outcome: &Outcome) -> Vec<String> {
         out.extend(ratio_finding(outcome, auth));
     }
     out.extend(mac_finding(outcome));
+    out.extend(t3_finding(outcome));
     out.push(
         "On veth the whole machine's figure, not the server's, is the comparison: the \
          kernel runs part of a receiver's work in the sender's context, so the server \
@@ -647,13 +677,19 @@ fn ratio_finding(outcome: &Outcome, auth: Auth) -> Option<String> {
                 !figs.is_empty() && figs.iter().all(|f| f.loss < KEEPS_UP)
             })
     };
-    let rate = outcome
+    let Some(rate) = outcome
         .plan
         .rates
         .iter()
         .copied()
         .filter(|&r| kept_up(r))
-        .fold(None, |a: Option<f64>, r| Some(a.map_or(r, |a| a.max(r))))?;
+        .fold(None, |a: Option<f64>, r| Some(a.map_or(r, |a| a.max(r))))
+    else {
+        return Some(format!(
+            "{}: no step where every measured server lost under 1% (see the tables).",
+            auth.name()
+        ));
+    };
     let [c, s, x] = step_medians(outcome, auth, rate, |f| f.machine_us);
     let [ac, as_, ax] = step_medians(outcome, auth, rate, |f| f.attributed_us);
     let mut parts = Vec::new();
@@ -725,6 +761,36 @@ fn mac_finding(outcome: &Outcome) -> Option<String> {
              size are within the ticks' resolution, and a negative one is noise.",
             fmt_rate(rate),
             parts.join("; ")
+        )
+    })
+}
+
+/// The T3 offset's median per server, over every measurement.
+fn t3_finding(outcome: &Outcome) -> Option<String> {
+    let parts: Vec<String> = ServerKind::ALL
+        .iter()
+        .filter_map(|&s| {
+            let figs: Vec<Figures> = outcome
+                .measurements
+                .iter()
+                .filter(|m| m.server == s)
+                .filter_map(|m| Figures::of(m, outcome))
+                .collect();
+            let median = median_of(&figs, |f| f.t3_median_us)?;
+            let p99 = median_of(&figs, |f| f.t3_p99_us)?;
+            Some(format!(
+                "{} {} µs (p99 {} µs)",
+                s.name(),
+                us(median),
+                us(p99)
+            ))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "How early T3 is (reply's kernel receive time − T3), the median over all \
+             measurements of each one's median: {}.",
+            parts.join(", ")
         )
     })
 }
