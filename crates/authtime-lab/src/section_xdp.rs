@@ -379,37 +379,28 @@ fn measure_in_namespaces(dir: &TempDir, outcome: &mut Outcome, progress: &mut Pr
         )),
     }
     // Declared after `pair`, so dropped (killed) before the namespaces go.
-    let mut servers = Vec::new();
-    for kind in ServerKind::ALL {
-        let started = match kind {
-            ServerKind::Chronyd => match find_chronyd() {
-                None => Err(
-                    "chronyd was not found (PATH, /usr/sbin, /sbin; Debian package \
-                             `chrony`)"
-                        .to_owned(),
-                ),
-                Some(chronyd) => {
-                    start_chronyd(&pair, dir, &chronyd, &key_file, pair.server_addrs[0])
-                }
-            },
-            ServerKind::Sockets => start_authtime(&pair, dir, &key_file, pair.server_addrs[1]),
-            ServerKind::Xdp => probe_xdp(&pair, dir, &key_file, pair.server_addrs[2]),
-        };
-        match started {
-            Ok(server) => {
-                servers.push(server);
-                outcome.servers.push(ServerStatus {
-                    server: kind,
-                    not_available: None,
-                });
-            }
-            Err(e) => outcome.servers.push(ServerStatus {
-                server: kind,
-                not_available: Some(e),
-            }),
-        }
-    }
+    let mut servers = start_servers(&pair, dir, &key_file, outcome);
     let idle_before = idle_baseline();
+    measure_steps(&pair, &mut servers, &key, outcome, progress);
+    let idle_after = idle_baseline();
+    outcome.idle_busy_before_after = (idle_before, idle_after);
+    outcome.idle_busy_per_s = match (idle_before, idle_after) {
+        (Some(a), Some(b)) => Some(f64::midpoint(a, b)),
+        (a, b) => a.or(b),
+    };
+    drop(servers);
+    drop(pair);
+}
+
+/// Every step of the plan: each rate, round and authentication, the
+/// servers in turn (the order alternating between rounds).
+fn measure_steps(
+    pair: &NetnsPair,
+    servers: &mut [Server],
+    key: &KeyEntry,
+    outcome: &mut Outcome,
+    progress: &mut Progress<'_>,
+) {
     let plan = outcome.plan.clone();
     let total = plan.rates.len() * plan.rounds * plan.auths.len() * servers.len();
     let mut done = 0;
@@ -441,22 +432,50 @@ fn measure_in_namespaces(dir: &TempDir, outcome: &mut Outcome, progress: &mut Pr
                         seed: 1 + round as u64 * 1_000_003 + rate as u64,
                         ..LoadOptions::new(server.target, rate, plan.step)
                     };
-                    let key = (auth == Auth::Cmac).then_some(&key);
-                    let m = measure(&pair, server, &opts, key, auth, round);
+                    let key = (auth == Auth::Cmac).then_some(key);
+                    let m = measure(pair, server, &opts, key, auth, round);
                     outcome.measurements.push(m);
                     std::thread::sleep(plan.pause);
                 }
             }
         }
     }
-    let idle_after = idle_baseline();
-    outcome.idle_busy_before_after = (idle_before, idle_after);
-    outcome.idle_busy_per_s = match (idle_before, idle_after) {
-        (Some(a), Some(b)) => Some(f64::midpoint(a, b)),
-        (a, b) => a.or(b),
-    };
-    drop(servers);
-    drop(pair);
+}
+
+/// Starts the three servers (the AF_XDP one only to see that it starts),
+/// noting in `outcome` which could not be and why.
+fn start_servers(
+    pair: &NetnsPair,
+    dir: &TempDir,
+    key_file: &Path,
+    outcome: &mut Outcome,
+) -> Vec<Server> {
+    let mut servers = Vec::new();
+    for kind in ServerKind::ALL {
+        let started = match kind {
+            ServerKind::Chronyd => match find_chronyd() {
+                None => Err(
+                    "chronyd was not found (PATH, /usr/sbin, /sbin; Debian package `chrony`)"
+                        .to_owned(),
+                ),
+                Some(chronyd) => start_chronyd(pair, dir, &chronyd, key_file, pair.server_addrs[0]),
+            },
+            ServerKind::Sockets => start_authtime(pair, dir, key_file, pair.server_addrs[1]),
+            ServerKind::Xdp => probe_xdp(pair, dir, key_file, pair.server_addrs[2]),
+        };
+        let not_available = match started {
+            Ok(server) => {
+                servers.push(server);
+                None
+            }
+            Err(e) => Some(e),
+        };
+        outcome.servers.push(ServerStatus {
+            server: kind,
+            not_available,
+        });
+    }
+    servers
 }
 
 /// The machine's busy CPU seconds per second with no load.

@@ -794,3 +794,162 @@ fn t3_finding(outcome: &Outcome) -> Option<String> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        cpu_time::MachineCpu,
+        load_ntp::{Arrivals, Latency, LoadReport},
+        section_xdp::{Plan, ServerStatus, StepCpu},
+    };
+
+    fn report(received: u64) -> LoadReport {
+        LoadReport {
+            target: "10.200.7.1:123".into(),
+            rate: 10_000.0,
+            duration_s: 1.0,
+            sent: 10_000,
+            send_errors: 0,
+            received,
+            kisses: 0,
+            crypto_naks: 0,
+            unmatched: 0,
+            loss: 1.0 - received as f64 / 10_000.0,
+            sent_rate: 10_000.0,
+            received_rate: received as f64,
+            latency: Latency::default(),
+            late_sends: 0,
+            max_lag_ms: 0.0,
+            fell_behind: false,
+            arrivals: Arrivals::Even,
+            interleaved: false,
+            clients: 1000,
+            mean_send_burst: 1.0,
+            not_sent: 0,
+            accuracy: None,
+        }
+    }
+
+    /// A measurement of 10,000 answered requests in 1.25 s on 2 CPUs.
+    fn measurement(server: ServerKind, server_s: f64, idle_s: f64) -> Measurement {
+        Measurement {
+            server,
+            auth: Auth::Cmac,
+            rate: 10_000.0,
+            round: 0,
+            report: Some(report(10_000)),
+            cpu: Some(StepCpu {
+                wall_s: 1.25,
+                server_user_s: server_s / 2.0,
+                server_system_s: server_s / 2.0,
+                machine_busy_s: 2.5 - idle_s,
+                machine: MachineCpu {
+                    idle_s,
+                    cpus: 2,
+                    ..MachineCpu::default()
+                },
+                generator_s: 0.3,
+                kernel_threads_s: 0.0,
+            }),
+            error: None,
+            generator_pinned: true,
+            server_pinned: true,
+        }
+    }
+
+    fn outcome() -> Outcome {
+        let why = "authtime serve exited (exit status: 2): unknown field `xdp`".to_owned();
+        Outcome {
+            plan: Plan {
+                auths: vec![Auth::Cmac],
+                ..Plan::smoke()
+            },
+            measurements: vec![
+                measurement(ServerKind::Chronyd, 0.2, 1.9),
+                measurement(ServerKind::Sockets, 0.1, 2.0),
+            ],
+            servers: vec![
+                ServerStatus {
+                    server: ServerKind::Chronyd,
+                    not_available: None,
+                },
+                ServerStatus {
+                    server: ServerKind::Sockets,
+                    not_available: None,
+                },
+                ServerStatus {
+                    server: ServerKind::Xdp,
+                    not_available: Some(why),
+                },
+            ],
+            interface: Some("atl1s".into()),
+            checksum_offload_off: true,
+            idle_busy_per_s: Some(0.01),
+            idle_busy_before_after: (Some(0.01), Some(0.01)),
+            cpus: 2,
+            namespaces: Vec::new(),
+            namespaces_removed: true,
+            notes: Vec::new(),
+            elapsed_s: 3.0,
+        }
+    }
+
+    #[test]
+    fn cpu_figures_are_per_answered_request() {
+        let o = outcome();
+        let f = Figures::of(&o.measurements[1], &o).expect("figures");
+        // 0.1 s of server CPU over 10,000 replies: 10 µs each.
+        assert!((f.server_us.expect("server") - 10.0).abs() < 1e-9);
+        assert!((f.server_user_us.expect("user") - 5.0).abs() < 1e-9);
+        // 2.5 CPU-seconds less 2.0 idle: 50 µs each; less the idle
+        // machine's 0.01 × 1.25 s: 48.75.
+        assert!((f.machine_us.expect("machine") - 50.0).abs() < 1e-9);
+        assert!((f.machine_less_idle_us.expect("less idle") - 48.75).abs() < 1e-9);
+        // Server 0.1 + generator 0.3: 40 µs each, and 0.1 s of the busy
+        // 0.5 not attributed over 1.25 s.
+        assert!((f.attributed_us.expect("attributed") - 40.0).abs() < 1e-9);
+        assert!((f.unattributed_cpus.expect("other") - 0.08).abs() < 1e-9);
+        assert_eq!(f.steal, Some(0.0));
+        assert_eq!(f.t3_mean_us, None);
+    }
+
+    #[test]
+    fn an_unavailable_server_is_said_so_with_its_reason() {
+        let o = outcome();
+        let section = section(&o, true);
+        assert_eq!(section.id, "xdp");
+        // One step table, the ratios, every measurement (no plain: no MAC
+        // table).
+        assert_eq!(section.tables.len(), 3);
+        let step = &section.tables[0];
+        assert_eq!(
+            step.columns,
+            ["", "chronyd", "authtime (sockets)", "authtime (AF_XDP)"]
+        );
+        assert_eq!(
+            step.rows[0][3],
+            "not available: authtime serve exited (exit status: 2): unknown field `xdp`"
+        );
+        assert!(step.rows[1..].iter().all(|r| r[3] == "–"), "{step:?}");
+        let machine = step
+            .rows
+            .iter()
+            .find(|r| r[0].contains("whole machine busy"))
+            .expect("machine row");
+        assert_eq!(machine[1..3], ["60.0".to_owned(), "50.0".to_owned()]);
+        // chronyd ÷ sockets of the whole machine's 60 and 50 µs.
+        let ratios = &section.tables[1];
+        assert_eq!(ratios.rows[0][2], "1.20×");
+        assert_eq!(ratios.rows[0][3], "–");
+        assert!(
+            section
+                .findings
+                .iter()
+                .any(|f| f.starts_with("authtime (AF_XDP) was not measured: not available:")),
+            "{:?}",
+            section.findings
+        );
+        assert!(section.method.contains("transmit checksum offload off"));
+    }
+}
