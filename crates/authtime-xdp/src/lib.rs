@@ -24,7 +24,8 @@
 //!   user space took the batch when no metadata came); a frame is given
 //!   back for receiving when dropped, or turned into a transmit descriptor
 //!   in place with [`RxFrame::reply`] (the reply is built in the chunk the
-//!   request came in: no copy). [`Xsk::tx_submit`] and
+//!   request came in: no copy), or sent at once, while the rest of its batch
+//!   is still lent out, with [`RxFrame::send`]. [`Xsk::tx_submit`] and
 //!   [`Xsk::reclaim_completions`] move chunks on. A chunk is in one place
 //!   at a time (free, fill ring, lent out, being sent), checked on every
 //!   move, so no chunk is ever handed out twice.

@@ -720,6 +720,7 @@ fn ntp_mac_and_nts_are_answered_from_the_frames_and_nothing_is_left_attached() {
     );
 }
 
+/// chronyd (asking for interleaved mode) synchronizes from basic replies.
 #[test]
 fn chronyd_synchronizes_against_the_frame_path() {
     skip_unless_root!();
@@ -732,7 +733,8 @@ fn chronyd_synchronizes_against_the_frame_path() {
     std::fs::write(
         &conf,
         format!(
-            "server {} port {NTP_PORT} key 7 iburst minpoll -4 maxpoll -4\nkeyfile {}\n{}",
+            "server {} port {NTP_PORT} key 7 iburst minpoll -4 maxpoll -4 xleave\n\
+             keyfile {}\n{}",
             pair.server_v4,
             dir.path("ntp.keys").display(),
             chronyd_private_lines(&dir)
@@ -769,6 +771,18 @@ fn chronyd_synchronizes_against_the_frame_path() {
     let answered = metric(&metrics, "authtime_ntp_answered_total{auth=\"mac\"}");
     assert!(answered >= 1, "{metrics}");
     assert!(metric(&metrics, OURS) >= answered, "{metrics}");
+    // chronyd asked for interleaved mode (xleave); this path has no kernel
+    // transmit timestamps, so every reply is basic, and chronyd takes them.
+    assert_eq!(
+        metric(&metrics, "authtime_ntp_replies_total{mode=\"interleaved\"}"),
+        0,
+        "{metrics}"
+    );
+    assert_eq!(
+        metric(&metrics, "authtime_ntp_replies_total{mode=\"basic\"}"),
+        answered,
+        "{metrics}"
+    );
 }
 
 #[test]
@@ -812,5 +826,71 @@ fn every_queue_gets_a_socket_and_a_worker() {
             )),
             "{metrics}"
         );
+    }
+}
+
+/// `authtime serve` with `[xdp]` in the server namespace without the
+/// capabilities `drop` (a capsh list), after the shell command `before`:
+/// it must fail to start.
+fn serve_without(pair: &Pair, config: &std::path::Path, drop: &str, before: &str) -> Output {
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", pair.server.as_str(), "capsh"])
+        .arg(format!("--drop={drop}"))
+        .args(["--", "-c"])
+        .arg(format!(
+            "{before} exec {} serve --config {}",
+            authtime_bin(),
+            config.display()
+        ))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start capsh");
+    let status = wait_bounded(&mut child, Duration::from_secs(10));
+    if status.is_none() {
+        let _ = child.kill();
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// Without a capability the setup needs, the server does not start, says
+/// which capability is missing, and leaves no program attached, even when
+/// the program was attached before the step that failed.
+#[test]
+fn a_missing_capability_stops_the_start_and_is_named() {
+    skip_unless_root!();
+    if Command::new("capsh").arg("--help").output().is_err() {
+        eprintln!("skipped: needs capsh (libcap2-bin)");
+        return;
+    }
+    let pair = Pair::create("k");
+    let dir = TempDir::new("xdp-caps");
+    keygen(&dir, "ntp.keys", "chrony", &[("aes128", 7)]);
+    let config = dir.path("serve.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "{}{}{}",
+            ntp_section(&pair, false),
+            xdp_section(&pair),
+            ntp_support::LAB_CLOCK
+        ),
+    )
+    .expect("config");
+    for (drop, before, named) in [
+        ("cap_bpf,cap_net_admin,cap_sys_admin", "", "CAP_BPF"),
+        ("cap_net_raw", "", "CAP_NET_RAW"),
+        // 256 frames of 2048 bytes: 512 KiB, over a 64 KiB limit.
+        ("cap_ipc_lock", "ulimit -l 64;", "xdp.frames = 256"),
+    ] {
+        let out = serve_without(&pair, &config, drop, before);
+        assert!(
+            !out.status.success() && text(&out.stderr).contains(named),
+            "without {drop}: {}",
+            text_of(&out)
+        );
+        eprintln!("without {drop}: {}", text(&out.stderr).trim());
+        assert_eq!(pair.server_xdp(), "", "without {drop}: left attached");
     }
 }
