@@ -449,6 +449,8 @@ fn runs_table(outcome: &Outcome) -> Table {
             "loss",
             "server user / system per answered (µs)",
             "machine per answered (µs)",
+            "attributed per answered (µs)",
+            "not attributed (CPUs)",
             "generator per answered (µs)",
             "T3 mean / median / p99 (µs)",
             "steal",
@@ -463,7 +465,7 @@ fn runs_table(outcome: &Outcome) -> Table {
             (m.round + 1).to_string(),
         ];
         let Some(f) = Figures::of(m, outcome) else {
-            row.extend(std::iter::repeat_n("–".to_owned(), 8));
+            row.extend(std::iter::repeat_n("–".to_owned(), 10));
             row.push(format!("error: {}", m.error.as_deref().unwrap_or("?")));
             table.row(row);
             continue;
@@ -477,6 +479,11 @@ fn runs_table(outcome: &Outcome) -> Table {
             opt_us(f.server_system_us)
         ));
         row.push(opt_us(f.machine_us));
+        row.push(opt_us(f.attributed_us));
+        row.push(
+            f.unattributed_cpus
+                .map_or("–".into(), |v| format!("{v:.2}")),
+        );
         row.push(opt_us(f.generator_us));
         row.push(format!(
             "{} / {} / {}",
