@@ -46,6 +46,8 @@ pub mod section_soak;
 pub mod section_stack;
 pub mod section_tesla;
 mod section_tesla_measure;
+pub mod section_xdp;
+pub mod section_xdp_report;
 mod soak_processes;
 pub mod soak_verdict;
 pub mod stats;
@@ -71,13 +73,16 @@ pub enum SectionId {
     Roughtime,
     /// Issue 26: how early served transmit timestamps are, authtime vs chronyd.
     Accuracy,
+    /// Issue 31: CPU per request and T3 accuracy, chronyd vs authtime on
+    /// sockets vs authtime on AF_XDP.
+    Xdp,
     /// Issue 29: soak and faults (only with `--only soak`: it is long).
     Soak,
 }
 
 impl SectionId {
     /// All sections, in report order.
-    pub const ALL: [SectionId; 9] = [
+    pub const ALL: [SectionId; 10] = [
         Self::Mac,
         Self::Rfc1810,
         Self::Partial,
@@ -87,6 +92,7 @@ impl SectionId {
         Self::Tesla,
         Self::Roughtime,
         Self::Accuracy,
+        Self::Xdp,
     ];
 
     /// The name `--only` takes.
@@ -102,6 +108,7 @@ impl SectionId {
             Self::Nts => "nts",
             Self::Roughtime => "roughtime",
             Self::Accuracy => "accuracy",
+            Self::Xdp => "xdp",
             Self::Soak => "soak",
         }
     }
@@ -117,7 +124,7 @@ impl SectionId {
             .find(|s| s.name() == name)
             .ok_or_else(|| {
                 format!(
-                    "unknown lab section `{name}` (sections: mac, rfc1810, partial, stack, ntp, nts, tesla, roughtime, accuracy, soak)"
+                    "unknown lab section `{name}` (sections: mac, rfc1810, partial, stack, ntp, nts, tesla, roughtime, accuracy, xdp, soak)"
                 )
             })
     }
@@ -221,6 +228,7 @@ pub fn run(opts: &LabOptions, progress: &mut Progress<'_>) -> Result<Vec<report:
             SectionId::Nts => section_nts::run(opts.quick, progress)?,
             SectionId::Roughtime => section_roughtime::run(opts.quick, progress)?,
             SectionId::Accuracy => section_accuracy::run(opts.quick, progress)?,
+            SectionId::Xdp => section_xdp::run(opts.quick, progress)?,
             SectionId::Soak => section_soak::run(
                 &section_soak::SoakOptions::new(opts.quick, opts.duration),
                 progress,

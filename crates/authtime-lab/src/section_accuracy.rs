@@ -559,7 +559,7 @@ fn start_chronyd(
 
 /// Starts `command`, its standard error in `log`, nothing on its standard
 /// input and output.
-fn spawn_logged(
+pub(crate) fn spawn_logged(
     mut command: std::process::Command,
     log: std::path::PathBuf,
     name: &'static str,

@@ -492,7 +492,7 @@ fn measure_server(
 }
 
 /// A fresh AES-128-CMAC key, written in chrony format (both servers read it).
-fn make_key(dir: &TempDir) -> Result<(KeyEntry, PathBuf), String> {
+pub(crate) fn make_key(dir: &TempDir) -> Result<(KeyEntry, PathBuf), String> {
     let mut random = vec![0u8; 16];
     let mut urandom =
         fs::File::open("/dev/urandom").map_err(|e| format!("cannot open /dev/urandom: {e}"))?;

@@ -48,11 +48,15 @@ pub enum Command {
                       second per core against roughenough 2.2's server), accuracy (issue 26: \
                       how early each reply's transmit timestamp is, authtime vs chronyd, basic \
                       and interleaved, even and Poisson arrivals, in two network namespaces \
-                      joined by a veth pair; needs root, skipped otherwise). The report is \
+                      joined by a veth pair; needs root, skipped otherwise), xdp (issue 31: \
+                      CPU per answered request, the server's and the whole machine's, and T3 \
+                      accuracy, chronyd vs authtime on sockets vs authtime on AF_XDP, NTP with \
+                      AES-128-CMAC and plain, in the accuracy section's namespaces; needs \
+                      root, skipped otherwise). The report is \
                       DIR/index.md with PNG and SVG plots, one JSON file per section and one CSV \
                       file per table. Progress goes to standard error. The ntp and nts sections \
                       need the `authtime` executable beside this one and chronyd (so does \
-                      accuracy, which also needs root and iproute2); roughtime needs \
+                      accuracy and xdp, which also need root and iproute2); roughtime needs \
                       roughenough 2.2 from scripts/ensure-roughenough.sh. soak (issue 29, \
                       only with --only soak): authtime serve with NTP, MACs, NTS-KE, NTS and \
                       Roughtime, its NTS keys in a redis-server it starts, steady load and a \
@@ -61,6 +65,7 @@ pub enum Command {
                       Examples:\n  authtime-lab run --quick --out lab-out\n  \
                       authtime-lab run --only mac --out lab-out\n  \
                       sudo authtime-lab run --only accuracy --quick --out lab-out\n  \
+                      sudo authtime-lab run --only xdp --quick --out lab-out\n  \
                       authtime-lab run --only soak --duration 1h --out soak-out"
     )]
     Run(RunArgs),
@@ -78,8 +83,8 @@ pub struct RunArgs {
     /// Short runs: the whole lab in about four minutes on a 2-CPU machine (figures indicative).
     #[arg(long)]
     pub quick: bool,
-    /// Run only this section: mac, rfc1810, partial, stack, ntp, nts, tesla, roughtime, accuracy or
-    /// soak (soak runs only when named).
+    /// Run only this section: mac, rfc1810, partial, stack, ntp, nts, tesla, roughtime, accuracy,
+    /// xdp or soak (soak runs only when named).
     #[arg(long, value_name = "SECTION")]
     pub only: Option<String>,
     /// Directory for the report (created if missing).

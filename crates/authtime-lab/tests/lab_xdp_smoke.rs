@@ -1,0 +1,123 @@
+//! The lab's xdp section end to end in its smoke plan: two network
+//! namespaces joined by a veth pair, chronyd, `authtime serve` on sockets
+//! and `authtime serve` on AF_XDP in one, the generator in the other, one
+//! second of 10k CMAC requests/s per server. The figures of a smoke run mean
+//! little; the full run is `authtime-lab run --only xdp`.
+//!
+//! Needs root and iproute2 (skipped, with the reason printed, otherwise),
+//! and the `authtime` executable of this build (target/<profile>/authtime),
+//! which this crate does not build: `cargo test --workspace` does, and so
+//! does `cargo build -p authtime` before `cargo test -p authtime-lab`.
+//! An `authtime` without the AF_XDP data path refuses the `[xdp]` section:
+//! the test then checks that the section says so, with the daemon's message;
+//! one with it must answer through AF_XDP like the other two.
+
+use authtime_lab::Progress;
+use authtime_lab::section_xdp::{Auth, Plan, ServerKind, run_plan};
+use authtime_lab::section_xdp_report::Figures;
+
+#[test]
+fn the_xdp_section_measures_every_server_or_says_why_and_cleans_up() {
+    if let Some(why) = authtime_lab::netns::unavailable() {
+        eprintln!("skipped: the xdp section {why}");
+        return;
+    }
+    let started = std::time::Instant::now();
+    let mut lines = Vec::new();
+    let outcome = {
+        let mut progress = Progress::new(|l: &str| lines.push(l.to_owned()));
+        run_plan(Plan::smoke(), &mut progress)
+    };
+    assert!(started.elapsed() < std::time::Duration::from_secs(40));
+    let notes = outcome.notes.join("\n");
+    assert!(!notes.contains("Skipped"), "{notes}");
+
+    // The namespaces existed, and are gone.
+    assert_eq!(outcome.namespaces.len(), 2, "{outcome:?}");
+    assert!(outcome.namespaces_removed, "{notes}");
+    let left = authtime_lab::netns::list();
+    for name in &outcome.namespaces {
+        assert!(!left.contains(name), "{name} still listed: {left:?}");
+    }
+
+    // Every server is there, measured or with the reason it was not.
+    let chronyd = authtime_lab::section_ntp::chronyd_installed();
+    let kinds: Vec<ServerKind> = outcome.servers.iter().map(|s| s.server).collect();
+    assert_eq!(kinds, ServerKind::ALL.to_vec());
+    assert_eq!(
+        outcome.measured(ServerKind::Chronyd),
+        chronyd,
+        "{outcome:?}"
+    );
+    assert!(outcome.measured(ServerKind::Sockets), "{outcome:?}");
+    let xdp = outcome
+        .servers
+        .iter()
+        .find(|s| s.server == ServerKind::Xdp)
+        .expect("listed");
+    if let Some(why) = &xdp.not_available {
+        // Only an authtime without the AF_XDP data path may leave the
+        // column out, and the column then carries its own message. One
+        // that has it must serve through it here (root, a veth in native
+        // mode), as its own tests do.
+        assert!(
+            why.starts_with("authtime serve exited") && why.contains("unknown field `xdp`"),
+            "{why}"
+        );
+    }
+    assert!(outcome.idle_busy_per_s.is_some_and(|b| b >= 0.0));
+
+    // One measurement per measured server, each answered, with CPU figures.
+    let measured: Vec<ServerKind> = ServerKind::ALL
+        .into_iter()
+        .filter(|&s| outcome.measured(s))
+        .collect();
+    assert_eq!(outcome.measurements.len(), measured.len(), "{outcome:?}");
+    assert_eq!(lines.len(), outcome.measurements.len(), "{lines:?}");
+    for m in &outcome.measurements {
+        assert!(m.error.is_none(), "{m:?}");
+        assert_eq!(m.auth, Auth::Cmac);
+        let r = m.report.as_ref().unwrap_or_else(|| panic!("{m:?}"));
+        assert_eq!(r.sent, 10_000, "{m:?}");
+        assert!(r.received > 9_000, "{m:?}");
+        assert_eq!(r.unmatched, 0, "{m:?}");
+        let f = Figures::of(m, &outcome).expect("figures");
+        assert!(f.answered > 0.0, "{m:?}");
+        let server = f.server_us.expect("server CPU");
+        let machine = f.machine_us.expect("machine CPU");
+        assert!(server > 0.0, "{m:?}");
+        assert!(machine > 0.0, "{m:?}");
+        // The machine's busy time includes the server's (less a tick each
+        // way of rounding, 10 ms over about 9000 replies).
+        assert!(machine + 2.5 > server, "{m:?}");
+        assert!(f.generator_us.is_some_and(|g| g > 0.0), "{m:?}");
+        assert!(f.steal.is_some_and(|s| (0.0..=1.0).contains(&s)), "{m:?}");
+        let mean = f.t3_mean_us.expect("kernel receive timestamps on veth");
+        let median = f.t3_median_us.expect("median");
+        let p99 = f.t3_p99_us.expect("p99");
+        assert!(mean.abs() < 50_000.0 && median.abs() < 50_000.0, "{m:?}");
+        assert!(p99 >= median, "{m:?}");
+    }
+
+    // The report: one table for the one step (three columns side by side),
+    // the ratios, every measurement; the method says what it measured.
+    let section = authtime_lab::section_xdp_report::section(&outcome, true);
+    assert_eq!(section.id, "xdp");
+    assert_eq!(section.tables.len(), 3, "{:?}", section.tables);
+    let step = &section.tables[0];
+    assert_eq!(step.columns.len(), 4);
+    assert!(step.columns[3].contains("AF_XDP"));
+    if let Some(why) = &xdp.not_available {
+        assert_eq!(step.rows[0][3], format!("not available: {why}"));
+    }
+    assert!(
+        step.rows
+            .iter()
+            .any(|r| r[0].contains("whole machine") && r[2] != "–"),
+        "{step:?}"
+    );
+    assert_eq!(section.tables[2].rows.len(), outcome.measurements.len());
+    assert!(section.method.contains("veth"));
+    assert!(section.method.contains("/proc/stat"));
+    assert!(serde_json::to_string(&section.data).is_ok_and(|j| j.contains("idle_busy_per_s")));
+}
