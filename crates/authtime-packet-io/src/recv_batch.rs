@@ -104,17 +104,14 @@ impl<const N: usize> RecvBatch<N> {
         // SAFETY: every header points at a buffer, address and control area
         // of `self` with the lengths given above, all alive and exclusively
         // borrowed for the call; the count is the array's length; a null
-        // timeout means the socket's own read timeout applies. The raw
-        // system call, not glibc's cancellation-point wrapper (see
-        // `send::send_to`).
+        // timeout means the socket's own read timeout applies.
         let n = unsafe {
-            libc::syscall(
-                libc::SYS_recvmmsg,
+            libc::recvmmsg(
                 socket.as_raw_fd(),
                 self.headers.as_mut_ptr(),
                 N as libc::c_uint,
                 libc::MSG_WAITFORONE,
-                ptr::null_mut::<libc::timespec>(),
+                ptr::null_mut(),
             )
         };
         if n < 0 {

@@ -81,9 +81,7 @@ impl Sender {
             // SAFETY: msg points at `iov` (which covers `bytes`), at the
             // peer's address and at `self.control`, all alive for the call
             // and only read by the kernel.
-            // The raw system call, as in `send_to`.
-            let n =
-                unsafe { libc::syscall(libc::SYS_sendmsg, socket.as_raw_fd(), &raw const msg, 0) };
+            let n = unsafe { libc::sendmsg(socket.as_raw_fd(), &raw const msg, 0) };
             if n >= 0 {
                 return Ok(());
             }
@@ -105,16 +103,11 @@ fn send_to(socket: &impl AsRawFd, bytes: &[u8], peer: Option<&PeerName>) -> io::
     loop {
         // SAFETY: `bytes` and the peer's address are alive for the call and
         // only read by the kernel; a null address with length 0 means the
-        // connected peer. The raw system call rather than glibc's `sendto`:
-        // that wrapper is a thread-cancellation point and switches
-        // asynchronous cancellation on and off around every call, a tenth
-        // of a server worker's user-space time per reply; no thread of ours
-        // is ever cancelled.
+        // connected peer.
         let n = unsafe {
-            libc::syscall(
-                libc::SYS_sendto,
+            libc::sendto(
                 socket.as_raw_fd(),
-                bytes.as_ptr(),
+                bytes.as_ptr().cast(),
                 bytes.len(),
                 0,
                 name,
