@@ -39,6 +39,21 @@ pub enum PassReason {
 }
 
 impl PassReason {
+    /// Every reason, for metrics that show each label from the start.
+    pub const ALL: [Self; 11] = [
+        Self::Short,
+        Self::Vlan,
+        Self::NotIp,
+        Self::BadIpHeader,
+        Self::IpOptions,
+        Self::Fragment,
+        Self::Ipv6Extension,
+        Self::NotUdp,
+        Self::OtherPort,
+        Self::OtherAddress,
+        Self::BadDestination,
+    ];
+
     /// The metric label.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
@@ -85,6 +100,18 @@ pub enum DropReason {
 }
 
 impl DropReason {
+    /// Every reason, for metrics that show each label from the start.
+    pub const ALL: [Self; 8] = [
+        Self::Short,
+        Self::BadLength,
+        Self::BadIpChecksum,
+        Self::BadUdpChecksum,
+        Self::MissingUdpChecksum,
+        Self::BadSourceMac,
+        Self::BadSourceAddress,
+        Self::SourcePortZero,
+    ];
+
     /// The metric label.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
@@ -117,34 +144,46 @@ impl core::fmt::Display for DropReason {
 mod tests {
     use super::*;
 
+    /// `ALL` lists every variant: adding one without listing it fails to
+    /// compile here (the matches are exhaustive) or fails this test.
+    #[test]
+    fn all_lists_every_reason_once() {
+        let pass_index = |r: PassReason| match r {
+            PassReason::Short => 0,
+            PassReason::Vlan => 1,
+            PassReason::NotIp => 2,
+            PassReason::BadIpHeader => 3,
+            PassReason::IpOptions => 4,
+            PassReason::Fragment => 5,
+            PassReason::Ipv6Extension => 6,
+            PassReason::NotUdp => 7,
+            PassReason::OtherPort => 8,
+            PassReason::OtherAddress => 9,
+            PassReason::BadDestination => 10,
+        };
+        let drop_index = |r: DropReason| match r {
+            DropReason::Short => 0,
+            DropReason::BadLength => 1,
+            DropReason::BadIpChecksum => 2,
+            DropReason::BadUdpChecksum => 3,
+            DropReason::MissingUdpChecksum => 4,
+            DropReason::BadSourceMac => 5,
+            DropReason::BadSourceAddress => 6,
+            DropReason::SourcePortZero => 7,
+        };
+        for (i, r) in PassReason::ALL.into_iter().enumerate() {
+            assert_eq!(pass_index(r), i, "{r}");
+        }
+        for (i, r) in DropReason::ALL.into_iter().enumerate() {
+            assert_eq!(drop_index(r), i, "{r}");
+        }
+    }
+
     /// Labels are metric label values: snake case ASCII, one per reason.
     #[test]
     fn labels_are_distinct_snake_case() {
-        let pass = [
-            PassReason::Short,
-            PassReason::Vlan,
-            PassReason::NotIp,
-            PassReason::BadIpHeader,
-            PassReason::IpOptions,
-            PassReason::Fragment,
-            PassReason::Ipv6Extension,
-            PassReason::NotUdp,
-            PassReason::OtherPort,
-            PassReason::OtherAddress,
-            PassReason::BadDestination,
-        ]
-        .map(PassReason::as_str);
-        let drop = [
-            DropReason::Short,
-            DropReason::BadLength,
-            DropReason::BadIpChecksum,
-            DropReason::BadUdpChecksum,
-            DropReason::MissingUdpChecksum,
-            DropReason::BadSourceMac,
-            DropReason::BadSourceAddress,
-            DropReason::SourcePortZero,
-        ]
-        .map(DropReason::as_str);
+        let pass = PassReason::ALL.map(PassReason::as_str);
+        let drop = DropReason::ALL.map(DropReason::as_str);
         for labels in [&pass[..], &drop[..]] {
             let mut sorted = labels.to_vec();
             sorted.sort_unstable();

@@ -301,44 +301,17 @@ pub(crate) fn run(
     }
 }
 
-/// Pass reasons shown with 0 before any frame: every one the frame layer
-/// knows today (a new one appears once counted).
-const PASS_LABELS: [PassReason; 11] = [
-    PassReason::Short,
-    PassReason::Vlan,
-    PassReason::NotIp,
-    PassReason::BadIpHeader,
-    PassReason::IpOptions,
-    PassReason::Fragment,
-    PassReason::Ipv6Extension,
-    PassReason::NotUdp,
-    PassReason::OtherPort,
-    PassReason::OtherAddress,
-    PassReason::BadDestination,
-];
-
-/// Drop reasons shown with 0 before any frame.
-const DROP_LABELS: [DropReason; 8] = [
-    DropReason::Short,
-    DropReason::BadLength,
-    DropReason::BadIpChecksum,
-    DropReason::BadUdpChecksum,
-    DropReason::MissingUdpChecksum,
-    DropReason::BadSourceMac,
-    DropReason::BadSourceAddress,
-    DropReason::SourcePortZero,
-];
-
 /// Appends the AF_XDP families for the workers of `queues` (queue index,
 /// its counters).
 pub(crate) fn render(queues: &[(u32, std::sync::Arc<Mutex<FrameCounters>>)], out: &mut String) {
     let mut ours = 0;
     let mut pass = LabelCounts::<&'static str, 16>::default();
     let mut dropped = LabelCounts::<&'static str, 16>::default();
-    for label in PASS_LABELS {
+    // Every label shown with 0 before any frame.
+    for label in PassReason::ALL {
         pass.add(label.as_str(), 0);
     }
-    for label in DROP_LABELS {
+    for label in DropReason::ALL {
         dropped.add(label.as_str(), 0);
     }
     let mut sockets = Vec::with_capacity(queues.len());
