@@ -25,7 +25,11 @@
 //!   back for receiving when dropped, or turned into a transmit descriptor
 //!   in place with [`RxFrame::reply`] (the reply is built in the chunk the
 //!   request came in: no copy), or sent at once, while the rest of its batch
-//!   is still lent out, with [`RxFrame::send`]. [`Xsk::tx_submit`] and
+//!   is still lent out, with [`RxFrame::send`]; [`RxFrame::send_stamped`]
+//!   also asks for the frame's transmit time (AF_XDP transmit metadata,
+//!   Linux 6.11 and later, copy mode), which
+//!   [`Xsk::reclaim_completions_with`] hands back with the frame
+//!   ([`TxCompletion`]). [`Xsk::tx_submit`] and
 //!   [`Xsk::reclaim_completions`] move chunks on. A chunk is in one place
 //!   at a time (free, fill ring, lent out, being sent), checked on every
 //!   move, so no chunk is ever handed out twice.
@@ -79,4 +83,6 @@ pub use error::Error;
 pub use iface::Interface;
 pub use link::{AttachMode, Attachment, LoadedProgram, TestVerdict};
 pub use program::{Family, MAX_PORTS, META_LEN, META_MAGIC, ProgramSpec};
-pub use xsk::{BindMode, RxBatch, RxFrame, RxStamp, StampSource, Xsk, XskConfig, XskStats};
+pub use xsk::{
+    BindMode, RxBatch, RxFrame, RxStamp, StampSource, TxCompletion, Xsk, XskConfig, XskStats,
+};

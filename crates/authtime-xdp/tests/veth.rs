@@ -614,3 +614,99 @@ fn bursts_are_answered_and_no_chunk_is_lost_or_doubled() {
         (0, 0, 0)
     );
 }
+
+/// Linux's version as (major, minor), from uname(2)'s release.
+fn kernel_version() -> Option<(u32, u32)> {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    let mut parts = release.trim().split(['.', '-']);
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+/// A reply sent with a timestamp request comes back from the completion
+/// ring with the time the kernel handed it to veth: after the send began,
+/// before the kick returned.
+#[test]
+fn a_stamped_frame_comes_back_with_its_hand_over_time() {
+    skip_unless_root!();
+    let pair = Pair::create("ts").expect("namespaces");
+    let (_att, mut xsk) = serve(&pair, AttachMode::Native);
+    if !xsk.tx_timestamps() {
+        // Transmit metadata came with Linux 6.11 (XDP_UMEM_TX_METADATA_LEN).
+        assert!(
+            kernel_version().is_some_and(|v| v < (6, 11)),
+            "no transmit metadata on Linux {:?}",
+            kernel_version()
+        );
+        eprintln!("skipped: the kernel has no AF_XDP transmit metadata");
+        return;
+    }
+    let client = client_socket(&pair, false);
+    let server: SocketAddr = (pair.server_v4, PORT).into();
+    let mut times = Vec::new();
+    for text in [&b"one"[..], b"two", b"three"] {
+        client.send_to(text, server).expect("send");
+        assert!(xsk.wait(WAIT).expect("poll"), "no frame");
+        let mut batch = xsk.recv_batch(16);
+        let mut frame = batch.next().expect("a frame");
+        assert!(frame.can_stamp());
+        let request = support::parse_udp(frame.data()).expect("a UDP frame");
+        let reply = support::reply_frame(&request, text);
+        frame.buffer_mut()[..reply.len()].copy_from_slice(&reply);
+        let before = SystemTime::now();
+        assert!(frame.send_stamped(reply.len()).expect("kick"), "stamped");
+        let after = SystemTime::now();
+        drop(batch);
+        let mut buf = [0u8; 16];
+        let (n, _) = client.recv_from(&mut buf).expect("the reply");
+        assert_eq!(&buf[..n], text);
+        let mut completed = Vec::new();
+        let deadline = std::time::Instant::now() + WAIT;
+        while completed.is_empty() && std::time::Instant::now() < deadline {
+            xsk.reclaim_completions_with(|c| completed.push((c.frame.to_vec(), c.sent)));
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let [(sent_frame, sent)] = completed.as_slice() else {
+            panic!("{} completions with a time: {:?}", completed.len(), xsk.stats());
+        };
+        assert_eq!(sent_frame, &reply, "the frame as sent");
+        // TAI converted back to real time: within the send, give or take
+        // the rounding of the TAI offset's reading (none: whole seconds).
+        assert!(
+            *sent >= before && *sent <= after,
+            "handed over at {sent:?}, sent between {before:?} and {after:?}"
+        );
+        times.push(*sent);
+    }
+    assert!(times.windows(2).all(|w| w[0] < w[1]));
+    let stats = xsk.stats().expect("stats");
+    assert_eq!(
+        (
+            stats.tx_timestamps,
+            stats.tx_timestamps_late,
+            stats.tx_timestamps_missing
+        ),
+        (3, 0, 0)
+    );
+    // A frame sent without a request is not handed back.
+    client.send_to(b"plain", server).expect("send");
+    assert!(xsk.wait(WAIT).expect("poll"), "no frame");
+    let mut batch = xsk.recv_batch(16);
+    let mut frame = batch.next().expect("a frame");
+    let request = support::parse_udp(frame.data()).expect("a UDP frame");
+    let reply = support::reply_frame(&request, b"plain");
+    frame.buffer_mut()[..reply.len()].copy_from_slice(&reply);
+    assert!(frame.send(reply.len()).expect("kick"));
+    drop(batch);
+    let mut buf = [0u8; 16];
+    client.recv_from(&mut buf).expect("the reply");
+    // The first call books the chunk as being sent, then reads completions.
+    let mut handed = 0;
+    xsk.reclaim_completions_with(|_| handed += 1);
+    let deadline = std::time::Instant::now() + WAIT;
+    while xsk.chunk_census().3 > 0 && std::time::Instant::now() < deadline {
+        xsk.reclaim_completions_with(|_| handed += 1);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(handed, 0);
+    assert_eq!(xsk.chunk_census(), (0, 64, 0, 0));
+}

@@ -7,6 +7,7 @@ use std::marker::PhantomData;
 use std::time::SystemTime;
 
 use super::ring::Producer;
+use super::setup::TX_META_LEN;
 use crate::clock::TaiOffset;
 
 /// Chunks whose frames user space is done with, collected while frames are
@@ -21,6 +22,20 @@ pub(crate) struct Returns {
     /// moves them to "being sent" at the socket's next `&mut self` call,
     /// which every call that reads the completion ring makes first.
     pub(crate) sent: Vec<u32>,
+    /// Of those, the ones sent with a transmit-timestamp request
+    /// ([`RxFrame::send_stamped`]).
+    pub(crate) stamped: Vec<Stamped>,
+}
+
+/// A frame sent with a transmit-timestamp request, until its completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamped {
+    pub(crate) chunk: u32,
+    pub(crate) addr: u64,
+    pub(crate) len: u32,
+    /// `CLOCK_TAI` read when the kick returned: a completion stamped later
+    /// than this was not taken when the frame was handed over.
+    pub(crate) kicked_tai_ns: u64,
 }
 
 /// The TX ring as frames reach it to send at once ([`RxFrame::send`]), and
@@ -42,6 +57,9 @@ pub(crate) struct Taken {
     /// Bytes from `addr` to the end of the chunk.
     pub(crate) room: u32,
     pub(crate) tai_ns: Option<u64>,
+    /// The socket has transmit metadata and the chunk has room for it in
+    /// front of the frame.
+    pub(crate) tx_meta: bool,
 }
 
 /// Where a frame's receive time came from.
@@ -91,6 +109,16 @@ impl<'a> Iterator for RxBatch<'a> {
         let buf = unsafe {
             std::slice::from_raw_parts_mut(self.base.add(t.addr as usize), t.room as usize)
         };
+        // SAFETY: as above, for the TX_META_LEN bytes right in front of the
+        // frame, inside the same chunk (`tx_meta` is only set when the
+        // frame's offset in its chunk leaves room for them), and disjoint
+        // from `buf`.
+        let tx_meta = t.tx_meta.then(|| unsafe {
+            std::slice::from_raw_parts_mut(
+                self.base.add(t.addr as usize - TX_META_LEN as usize),
+                TX_META_LEN as usize,
+            )
+        });
         let stamp = match (t.tai_ns, self.tai) {
             (Some(ns), Some(offset)) => RxStamp {
                 time: offset.tai_to_system_time(ns),
@@ -108,6 +136,7 @@ impl<'a> Iterator for RxBatch<'a> {
             addr: t.addr,
             tai_ns: t.tai_ns,
             stamp,
+            tx_meta,
             returns: self.returns,
             tx: self.tx,
             done: false,
@@ -131,6 +160,8 @@ pub struct RxFrame<'a> {
     addr: u64,
     tai_ns: Option<u64>,
     stamp: RxStamp,
+    /// Where the transmit metadata goes, when the socket has it.
+    tx_meta: Option<&'a mut [u8]>,
     returns: &'a RefCell<Returns>,
     tx: &'a RefCell<TxSide>,
     done: bool,
@@ -224,17 +255,58 @@ impl RxFrame<'_> {
     ///
     /// # Panics
     /// If `len` exceeds [`RxFrame::capacity`].
-    pub fn send(mut self, len: usize) -> std::io::Result<bool> {
+    pub fn send(self, len: usize) -> std::io::Result<bool> {
+        self.push_and_kick(len, false).map(|(queued, _)| queued)
+    }
+
+    /// Whether [`RxFrame::send_stamped`] can ask for this frame's transmit
+    /// time (the socket has transmit metadata: [`Xsk::tx_timestamps`](super::Xsk::tx_timestamps)).
+    #[must_use]
+    pub fn can_stamp(&self) -> bool {
+        self.tx_meta.is_some()
+    }
+
+    /// As [`RxFrame::send`], asking the kernel for the frame's transmit
+    /// time (`XDP_TXMD_FLAGS_TIMESTAMP` in the frame's transmit metadata),
+    /// which [`Xsk::reclaim_completions_with`](super::Xsk::reclaim_completions_with)
+    /// hands back with the frame. Returns whether the frame went on the TX
+    /// ring and its time was asked for: false when the ring was full (the
+    /// reply then waits for the next `tx_submit`, unstamped) or the socket
+    /// has no transmit metadata (the frame is sent unstamped).
+    ///
+    /// # Errors
+    /// As [`RxFrame::send`].
+    ///
+    /// # Panics
+    /// If `len` exceeds [`RxFrame::capacity`].
+    pub fn send_stamped(self, len: usize) -> std::io::Result<bool> {
+        let stamp = self.tx_meta.is_some();
+        self.push_and_kick(len, stamp)
+            .map(|(queued, stamped)| queued && stamped)
+    }
+
+    /// Puts the frame on the TX ring (with a timestamp request when
+    /// `stamp`) and kicks when needed; returns (on the ring, stamped).
+    fn push_and_kick(mut self, len: usize, stamp: bool) -> std::io::Result<(bool, bool)> {
         assert!(
             len <= self.buf.len(),
             "a reply of {len} bytes in a chunk with room for {}",
             self.buf.len()
         );
         self.done = true;
+        let mut options = 0;
+        if stamp && let Some(meta) = self.tx_meta.as_deref_mut() {
+            // struct xsk_tx_metadata: flags (u64), then the request (zero:
+            // no checksum offload, no launch time), which the kernel
+            // overwrites with the completion's timestamp.
+            meta.fill(0);
+            meta[..8].copy_from_slice(&u64::from(libc::XDP_TXMD_FLAGS_TIMESTAMP).to_ne_bytes());
+            options = libc::XDP_TX_METADATA;
+        }
         let desc = libc::xdp_desc {
             addr: self.addr,
             len: len as u32,
-            options: 0,
+            options,
         };
         let mut tx = self.tx.borrow_mut();
         if tx.ring.push(std::slice::from_ref(&desc)) == 0 {
@@ -243,13 +315,30 @@ impl RxFrame<'_> {
                 .borrow_mut()
                 .replies
                 .push((self.chunk, self.addr, len as u32));
-            return Ok(false);
+            return Ok((false, false));
         }
         self.returns.borrow_mut().sent.push(self.chunk);
         if tx.kick_always || tx.ring.needs_wakeup() {
             super::socket::kick_fd(tx.fd)?;
         }
-        Ok(true)
+        drop(tx);
+        if options == 0 {
+            return Ok((true, false));
+        }
+        // In copy mode the kernel has built, sent and completed the frame
+        // inside the kick: a timestamp later than this is a completion's
+        // (a driver freeing the frame after the card sent it), not the
+        // hand-over's.
+        let Some(kicked_tai_ns) = crate::clock::tai_now_ns() else {
+            return Ok((true, false));
+        };
+        self.returns.borrow_mut().stamped.push(Stamped {
+            chunk: self.chunk,
+            addr: self.addr,
+            len: len as u32,
+            kicked_tai_ns,
+        });
+        Ok((true, true))
     }
 }
 

@@ -8,4 +8,4 @@ mod socket;
 mod umem;
 
 pub use frame::{RxBatch, RxFrame, RxStamp, StampSource};
-pub use socket::{BindMode, Xsk, XskConfig, XskStats};
+pub use socket::{BindMode, TxCompletion, Xsk, XskConfig, XskStats};

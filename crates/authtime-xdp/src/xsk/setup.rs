@@ -96,14 +96,46 @@ pub(super) fn map_ring<T>(
     Ok((RingMap { ptr, len }, mem))
 }
 
-pub(super) fn register_umem(fd: &OwnedFd, umem: &Umem, frame_size: u32) -> Result<(), Error> {
+/// Bytes reserved in front of each frame sent for the kernel's transmit
+/// metadata (`struct xsk_tx_metadata`: flags, then the request or the
+/// completion; 24 bytes since Linux 6.14 added the launch time).
+pub(crate) const TX_META_LEN: u32 = 24;
+
+/// Registers `umem` with the socket. With `tx_metadata`, it asks for
+/// [`TX_META_LEN`] bytes of transmit metadata per frame
+/// (`XDP_UMEM_TX_METADATA_LEN`, Linux 6.11 and later) and, if the kernel
+/// refuses that, registers without it; returns whether the metadata is on.
+pub(super) fn register_umem(
+    fd: &OwnedFd,
+    umem: &Umem,
+    frame_size: u32,
+    tx_metadata: bool,
+) -> Result<bool, Error> {
+    if tx_metadata {
+        match umem_reg(fd, umem, frame_size, TX_META_LEN) {
+            Ok(()) => return Ok(true),
+            // A kernel without the flag (or without transmit metadata)
+            // refuses it before taking the UMEM: register again without.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+            Err(e) => return Err(umem_error(umem, e)),
+        }
+    }
+    umem_reg(fd, umem, frame_size, 0).map_err(|e| umem_error(umem, e))?;
+    Ok(false)
+}
+
+fn umem_reg(fd: &OwnedFd, umem: &Umem, frame_size: u32, tx_metadata_len: u32) -> io::Result<()> {
     let reg = libc::xdp_umem_reg {
         addr: umem.as_ptr() as u64,
         len: umem.len() as u64,
         chunk_size: frame_size,
         headroom: 0,
-        flags: 0,
-        tx_metadata_len: 0,
+        flags: if tx_metadata_len > 0 {
+            libc::XDP_UMEM_TX_METADATA_LEN
+        } else {
+            0
+        },
+        tx_metadata_len,
     };
     // SAFETY: `reg` is a live xdp_umem_reg of the length passed, describing
     // a mapping the Xsk keeps until after the socket is closed.
@@ -117,16 +149,20 @@ pub(super) fn register_umem(fd: &OwnedFd, umem: &Umem, frame_size: u32) -> Resul
         )
     };
     if r == 0 {
-        return Ok(());
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
-    let e = io::Error::last_os_error();
-    Err(if e.raw_os_error() == Some(libc::ENOBUFS) {
+}
+
+fn umem_error(umem: &Umem, e: io::Error) -> Error {
+    if e.raw_os_error() == Some(libc::ENOBUFS) {
         Error::MemlockLimit {
             umem_bytes: umem.len() as u64,
         }
     } else {
         Error::from_sys("XDP_UMEM_REG", SOCKET_CAPS, e)
-    })
+    }
 }
 
 pub(super) fn mmap_offsets(fd: &OwnedFd) -> Result<libc::xdp_mmap_offsets, Error> {

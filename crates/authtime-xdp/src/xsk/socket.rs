@@ -9,9 +9,11 @@ use std::mem::size_of;
 use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd, RawFd};
 use std::time::{Duration, SystemTime};
 
-use super::frame::{Returns, RxBatch, Taken, TxSide};
+use super::frame::{Returns, RxBatch, Stamped, Taken, TxSide};
 use super::ring::{Consumer, Producer};
-use super::setup::{RingMap, SOCKET_CAPS, map_ring, mmap_offsets, register_umem, setsockopt_u32};
+use super::setup::{
+    RingMap, SOCKET_CAPS, TX_META_LEN, map_ring, mmap_offsets, register_umem, setsockopt_u32,
+};
 use super::umem::{Chunks, Held, Umem};
 use crate::Error;
 use crate::clock::TaiOffset;
@@ -49,6 +51,13 @@ pub struct XskConfig {
     /// Ask the kernel to say when it needs a system call to make progress
     /// (`XDP_USE_NEED_WAKEUP`), instead of always making one.
     pub need_wakeup: bool,
+    /// Reserve transmit metadata in front of each frame so that
+    /// [`RxFrame::send_stamped`](super::RxFrame::send_stamped) can ask for
+    /// a frame's transmit time. Copy mode only (in zero-copy mode a driver
+    /// stamps with its card's clock, which this crate cannot relate to the
+    /// system's); the socket goes without when the kernel has no transmit
+    /// metadata (before Linux 6.11): [`Xsk::tx_timestamps`] says.
+    pub tx_timestamps: bool,
 }
 
 impl Default for XskConfig {
@@ -62,6 +71,7 @@ impl Default for XskConfig {
             tx_size: 2048,
             bind: BindMode::Copy,
             need_wakeup: true,
+            tx_timestamps: true,
         }
     }
 }
@@ -108,6 +118,16 @@ pub struct XskStats {
     /// or a frame crossing its chunk's end): never seen from a sound
     /// kernel.
     pub refused_descs: u64,
+    /// Transmit times handed back with their frames
+    /// ([`Xsk::reclaim_completions_with`]).
+    pub tx_timestamps: u64,
+    /// Frames sent with a timestamp request whose completion carried a time
+    /// later than the kick's return: the time the driver freed the frame
+    /// (after the card sent it), not when it was handed over; not handed
+    /// back.
+    pub tx_timestamps_late: u64,
+    /// Frames sent with a timestamp request whose completion carried none.
+    pub tx_timestamps_missing: u64,
 }
 
 /// An AF_XDP socket bound to one queue of one interface, with its UMEM.
@@ -129,10 +149,37 @@ pub struct Xsk {
     pending_tx: VecDeque<libc::xdp_desc>,
     scratch: Vec<libc::xdp_desc>,
     scratch_addrs: Vec<u64>,
+    /// Per chunk: the frame sent from it with a timestamp request, until
+    /// its completion.
+    stamped: Vec<Option<Stamped>>,
+    /// Transmit metadata is on ([`XskConfig::tx_timestamps`]).
+    tx_meta: bool,
+    tx_stamp_counts: TxStampCounts,
     config: XskConfig,
     interface: Interface,
     queue: u32,
     refused: u64,
+}
+
+/// What became of the transmit timestamps asked for.
+#[derive(Debug, Clone, Copy, Default)]
+struct TxStampCounts {
+    delivered: u64,
+    late: u64,
+    missing: u64,
+}
+
+/// A frame sent with [`RxFrame::send_stamped`](super::RxFrame::send_stamped),
+/// given back by the completion ring with the time the kernel handed it to
+/// the driver.
+#[derive(Debug)]
+pub struct TxCompletion<'a> {
+    /// The frame as sent, from the Ethernet header on.
+    pub frame: &'a [u8],
+    /// When it was handed over: the kernel's `CLOCK_TAI` reading as the
+    /// frame's buffer was released (`ktime_get_tai_fast_ns` in copy mode),
+    /// on the real-time clock.
+    pub sent: SystemTime,
 }
 
 // SAFETY: the raw pointers an Xsk holds point into mappings it owns; none
@@ -175,7 +222,12 @@ impl Xsk {
         }
         // SAFETY: a new descriptor nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        register_umem(&fd, &umem, config.frame_size)?;
+        let tx_meta = register_umem(
+            &fd,
+            &umem,
+            config.frame_size,
+            config.tx_timestamps && config.bind == BindMode::Copy,
+        )?;
         setsockopt_u32(
             &fd,
             libc::XDP_UMEM_FILL_RING,
@@ -235,6 +287,9 @@ impl Xsk {
             pending_tx: VecDeque::new(),
             scratch: Vec::new(),
             scratch_addrs: Vec::new(),
+            stamped: vec![None; config.frame_count as usize],
+            tx_meta,
+            tx_stamp_counts: TxStampCounts::default(),
             config: config.clone(),
             interface,
             queue,
@@ -287,6 +342,13 @@ impl Xsk {
             }
             _ => Error::from_sys("bind(AF_XDP)", SOCKET_CAPS, e),
         })
+    }
+
+    /// Whether frames can be sent with a transmit-timestamp request
+    /// ([`XskConfig::tx_timestamps`], granted).
+    #[must_use]
+    pub fn tx_timestamps(&self) -> bool {
+        self.tx_meta
     }
 
     /// The queue the socket is bound to.
@@ -389,6 +451,7 @@ impl Xsk {
             len: d.len,
             room: (size - offset) as u32,
             tai_ns,
+            tx_meta: self.tx_meta && offset >= u64::from(TX_META_LEN),
         })
     }
 
@@ -404,6 +467,11 @@ impl Xsk {
         for chunk in returns.sent.drain(..) {
             if !self.chunks.change(chunk, Held::User, Held::Tx) {
                 self.refused += 1;
+            }
+        }
+        for s in returns.stamped.drain(..) {
+            if let Some(slot) = self.stamped.get_mut(s.chunk as usize) {
+                *slot = Some(s);
             }
         }
         for (chunk, addr, len) in returns.replies.drain(..) {
@@ -492,19 +560,66 @@ impl Xsk {
     /// Takes the chunks the kernel has sent off the completion ring and
     /// puts them back on the fill ring; returns how many.
     pub fn reclaim_completions(&mut self) -> usize {
+        self.reclaim_completions_with(|_| {})
+    }
+
+    /// As [`Xsk::reclaim_completions`], handing each frame sent with
+    /// [`RxFrame::send_stamped`](super::RxFrame::send_stamped) to `sent`
+    /// with its transmit time, before its chunk is reused. A completion
+    /// without a time, or with one later than the kick that sent the frame
+    /// returned (a driver that frees frames once the card has sent them,
+    /// in copy mode), is counted ([`XskStats`]) and not handed over.
+    pub fn reclaim_completions_with(&mut self, mut sent: impl FnMut(TxCompletion<'_>)) -> usize {
         // First what frames sent themselves: their chunks must be known as
         // being sent before their completions are read.
         self.settle();
         self.scratch_addrs.clear();
         let mut addrs = std::mem::take(&mut self.scratch_addrs);
         let n = self.completion.pop(usize::MAX, &mut addrs);
+        let mut tai: Option<TaiOffset> = None;
         for &addr in &addrs {
-            match self.chunks.index_of(addr) {
-                Some(chunk) if self.chunks.change(chunk, Held::Tx, Held::Free) => {
-                    self.free.push(chunk)
-                }
-                _ => self.refused += 1,
+            let Some(chunk) = self.chunks.index_of(addr) else {
+                self.refused += 1;
+                continue;
+            };
+            if !self.chunks.change(chunk, Held::Tx, Held::Free) {
+                self.refused += 1;
+                continue;
             }
+            if let Some(s) = self.stamped[chunk as usize].take()
+                && s.addr == addr
+            {
+                // SAFETY: the chunk is back in user space (moved from Tx
+                // above, not yet on the fill ring); the metadata's
+                // TX_META_LEN bytes in front of the frame and the frame's
+                // `len` bytes were inside it when it was sent
+                // (`push_and_kick` checked both).
+                let (meta, frame) = unsafe {
+                    let at = self.umem.as_ptr().add(addr as usize);
+                    (
+                        std::slice::from_raw_parts(
+                            at.sub(TX_META_LEN as usize),
+                            TX_META_LEN as usize,
+                        ),
+                        std::slice::from_raw_parts(at, s.len as usize),
+                    )
+                };
+                match completion_time(meta, s.kicked_tai_ns) {
+                    Completion::Time(ns) => {
+                        let offset = *tai.get_or_insert_with(|| {
+                            TaiOffset::read().unwrap_or(TaiOffset::from_difference_ns(0))
+                        });
+                        self.tx_stamp_counts.delivered += 1;
+                        sent(TxCompletion {
+                            frame,
+                            sent: offset.tai_to_system_time(ns),
+                        });
+                    }
+                    Completion::Late => self.tx_stamp_counts.late += 1,
+                    Completion::Missing => self.tx_stamp_counts.missing += 1,
+                }
+            }
+            self.free.push(chunk);
         }
         addrs.clear();
         self.scratch_addrs = addrs;
@@ -553,6 +668,9 @@ impl Xsk {
             rx_fill_ring_empty: s.rx_fill_ring_empty_descs,
             tx_ring_empty: s.tx_ring_empty_descs,
             refused_descs: self.refused,
+            tx_timestamps: self.tx_stamp_counts.delivered,
+            tx_timestamps_late: self.tx_stamp_counts.late,
+            tx_timestamps_missing: self.tx_stamp_counts.missing,
         })
     }
 }
@@ -591,6 +709,36 @@ pub(crate) fn kick_fd(fd: RawFd) -> io::Result<()> {
     }
 }
 
+/// What a completed frame's transmit metadata says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Completion {
+    /// The kernel's `CLOCK_TAI` time of the hand-over.
+    Time(u64),
+    /// A time later than the kick returned: the completion's, not the
+    /// hand-over's.
+    Late,
+    /// No time (the driver does not stamp).
+    Missing,
+}
+
+/// Reads the completion time from `meta` (`struct xsk_tx_metadata`: flags,
+/// then `completion.tx_timestamp`), for a frame whose kick returned at
+/// `kicked_tai_ns`.
+fn completion_time(meta: &[u8], kicked_tai_ns: u64) -> Completion {
+    let Some(ns) = meta
+        .get(8..16)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_ne_bytes)
+    else {
+        return Completion::Missing;
+    };
+    match ns {
+        0 => Completion::Missing,
+        ns if ns > kicked_tai_ns => Completion::Late,
+        ns => Completion::Time(ns),
+    }
+}
+
 /// The timestamp in a frame's metadata when the XDP program wrote one; the
 /// magic is cleared so that a later frame in the same chunk without
 /// metadata does not read this one's.
@@ -615,6 +763,18 @@ mod tests {
         meta[8..12].copy_from_slice(&META_MAGIC.to_ne_bytes());
         assert_eq!(read_meta(&mut meta), Some(123_456_789));
         assert_eq!(read_meta(&mut meta), None);
+    }
+
+    #[test]
+    fn completion_times_are_taken_only_up_to_the_kick() {
+        let mut meta = [0u8; TX_META_LEN as usize];
+        meta[..8].copy_from_slice(&1u64.to_ne_bytes());
+        assert_eq!(completion_time(&meta, 1_000), Completion::Missing);
+        meta[8..16].copy_from_slice(&900u64.to_ne_bytes());
+        assert_eq!(completion_time(&meta, 1_000), Completion::Time(900));
+        assert_eq!(completion_time(&meta, 900), Completion::Time(900));
+        assert_eq!(completion_time(&meta, 899), Completion::Late);
+        assert_eq!(completion_time(&meta[..12], 1_000), Completion::Missing);
     }
 
     #[test]
