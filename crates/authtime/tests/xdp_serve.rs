@@ -779,18 +779,55 @@ fn chronyd_synchronizes_against_the_frame_path() {
     let answered = metric(&metrics, "authtime_ntp_answered_total{auth=\"mac\"}");
     assert!(answered >= 1, "{metrics}");
     assert!(metric(&metrics, OURS) >= answered, "{metrics}");
-    // chronyd asked for interleaved mode (xleave); this path has no kernel
-    // transmit timestamps, so every reply is basic, and chronyd takes them.
-    assert_eq!(
-        metric(&metrics, "authtime_ntp_replies_total{mode=\"interleaved\"}"),
-        0,
-        "{metrics}"
+    // chronyd asked for interleaved mode (xleave): its requests after the
+    // first name the previous reply, whose transmit time came back from the
+    // completion ring (AF_XDP transmit metadata, this kernel has it: the
+    // start line says so), so they get interleaved replies carrying it.
+    assert!(
+        server
+            .log_text()
+            .contains("kernel transmit timestamps from the completion ring"),
+        "{}",
+        server.log_text()
     );
+    let interleaved = metric(&metrics, "authtime_ntp_replies_total{mode=\"interleaved\"}");
+    assert!(interleaved >= 1, "{metrics}");
     assert_eq!(
-        metric(&metrics, "authtime_ntp_replies_total{mode=\"basic\"}"),
+        metric(&metrics, "authtime_ntp_replies_total{mode=\"basic\"}") + interleaved,
         answered,
         "{metrics}"
     );
+    assert!(
+        metric(
+            &metrics,
+            "authtime_ntp_transmit_timestamps_total{source=\"kernel\"}"
+        ) >= interleaved,
+        "{metrics}"
+    );
+    // Every stamp asked for came back on time (veth hands frames over
+    // inside the kick).
+    let read = metric(
+        &metrics,
+        "authtime_ntp_kernel_transmit_timestamps_total{result=\"read\"}",
+    );
+    assert!(read >= interleaved, "{metrics}");
+    assert_eq!(
+        metric(
+            &metrics,
+            "authtime_xdp_socket_events_total{queue=\"0\",event=\"tx_timestamps_late\"}"
+        ),
+        0,
+        "{metrics}"
+    );
+    // The socket's counters are read once a second: wait for them.
+    let handed = "authtime_xdp_socket_events_total{queue=\"0\",event=\"tx_timestamps\"}";
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    let mut metrics = metrics;
+    while metric(&metrics, handed) < read && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+        metrics = scrape(&pair, &server);
+    }
+    assert_eq!(metric(&metrics, handed), read, "{metrics}");
 }
 
 #[test]

@@ -110,10 +110,18 @@ pub(crate) fn set_up(
             plural(roughtime_ports.len())
         )
     };
+    let transmit_times = if sockets.iter().all(Xsk::tx_timestamps) {
+        "kernel transmit timestamps from the completion ring (interleaved mode, measured T3)"
+    } else if settings.zero_copy {
+        "basic NTP replies only (no kernel transmit timestamps in zero-copy mode: no \
+         interleaved mode, T3 is the bare clock reading)"
+    } else {
+        "basic NTP replies only (the kernel has no AF_XDP transmit metadata, Linux 6.11: no \
+         interleaved mode, T3 is the bare clock reading)"
+    };
     let description = format!(
         "AF_XDP on {ifname} queue{} {queues:?} ({} mode, {}), UDP port{} {ports:?}: {} \
-         {protocols} answered from the frames, basic NTP replies only (no interleaved mode, no \
-         kernel transmit timestamps)",
+         {protocols} answered from the frames, {transmit_times}",
         if queues.len() == 1 { "" } else { "s" },
         match mode {
             AttachMode::Native => "native",
@@ -180,6 +188,9 @@ fn socket_config(settings: &XdpSettings) -> XskConfig {
             BindMode::Copy
         },
         need_wakeup: true,
+        // Copy mode only (the crate's rule): the replies' transmit times
+        // for interleaved mode and the measured T3.
+        tx_timestamps: true,
     }
 }
 

@@ -29,7 +29,7 @@ use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 use authtime_nts::HeaderFor;
-use authtime_packet_io::{DATAGRAM_LEN, TxStampReader};
+use authtime_packet_io::{DATAGRAM_LEN, TxStamp, TxStampReader};
 use authtime_proto::interleaved::{Inserted, SavedTx, TxSource};
 use authtime_proto::{PreparedReply, Server, ServerAction};
 use authtime_wire::{Header, NtpTimestamp};
@@ -332,6 +332,27 @@ impl ReplyPath {
         if let Err(e) = result {
             tracing::debug!(error = %e, "reading transmit timestamps failed");
         }
+        self.tx_stamps_read(read);
+    }
+
+    /// One transmit timestamp that came back another way than the socket's
+    /// error queue: on the AF_XDP path, from the completion ring
+    /// ([`super::xdp_worker`]). Call [`ReplyPath::tx_stamps_read`] after
+    /// each pass with how many came.
+    pub(crate) fn take_tx_stamp(
+        &mut self,
+        stamp: &TxStamp<'_>,
+        table: Option<&SharedTimestamps>,
+        counters: &mut WorkerCounters,
+    ) {
+        if let Some((t2, error)) = super::tx_stamps::process(stamp, table, &mut counters.served) {
+            self.delay.record(t2, error);
+        }
+    }
+
+    /// `read` transmit timestamps came back in this pass: when none ever
+    /// come, stops asking for them.
+    pub(crate) fn tx_stamps_read(&mut self, read: u64) {
         self.delivered += read;
         self.outstanding = self.outstanding.saturating_sub(read);
         if read == 0 && self.last_request.is_none_or(|at| at.elapsed() > STAMP_WAIT) {
@@ -345,8 +366,9 @@ impl ReplyPath {
             tracing::warn!(
                 requested = self.requested,
                 "the kernel returned no transmit timestamp: interleaved requests get basic \
-                 replies and the served-time error is not measured (is \
-                 net.core.tstamp_allow_data 0?)"
+                 replies and the served-time error is not measured (on sockets: is \
+                 net.core.tstamp_allow_data 0? On AF_XDP: does the driver release frames only \
+                 after sending them? See docs/xdp.md)"
             );
         }
     }

@@ -17,8 +17,18 @@
 //! Receive time: the XDP program's timestamp from the frame's metadata,
 //! converted from `CLOCK_TAI` (counted as a `kernel` receive timestamp), or,
 //! without metadata, the batch's clock reading (`daemon`), as on the socket
-//! path without kernel timestamps. No interleaved mode and no kernel
-//! transmit timestamps: every time reply is basic.
+//! path without kernel timestamps.
+//!
+//! Transmit time: where the socket has AF_XDP transmit metadata
+//! ([`Xsk::tx_timestamps`]), the replies the socket path would ask the
+//! kernel to stamp (those saved for interleaved mode, and the sampled
+//! basic ones) are sent with a timestamp request, and the kernel's time
+//! comes back with the frame from the completion ring, right after the
+//! kick in copy mode. It is used as the socket path uses the error queue's
+//! ([`super::tx_stamps`]): interleaved replies carry it, and the measured
+//! send-path delay ([`super::compensation`]) is learnt from it. Without
+//! transmit metadata, every time reply is basic and T3 is the bare clock
+//! reading.
 
 use std::io;
 use std::sync::Mutex;
@@ -26,8 +36,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use authtime_frame::{Addressing, DropReason, PassReason, Served, Verdict};
-use authtime_packet_io::{BATCH, DATAGRAM_LEN, Datagram, Stamp, StampSource};
-use authtime_xdp::{RxFrame, RxStamp, Xsk, XskStats};
+use authtime_packet_io::{BATCH, DATAGRAM_LEN, Datagram, Stamp, StampSource, TxStamp};
+use authtime_xdp::{RxFrame, RxStamp, TxCompletion, Xsk, XskStats};
 
 use super::batch_io::{Datagrams, Replies};
 use super::key_store::KeyView;
@@ -98,11 +108,26 @@ fn realtime_stamp(stamp: RxStamp) -> Option<Stamp> {
     if stamp.source != authtime_xdp::StampSource::XdpMetadata {
         return None;
     }
-    let since = stamp.time.duration_since(UNIX_EPOCH).ok()?;
+    kernel_stamp(stamp.time)
+}
+
+/// A kernel reading, converted to the real-time clock, as a [`Stamp`].
+fn kernel_stamp(time: std::time::SystemTime) -> Option<Stamp> {
+    let since = time.duration_since(UNIX_EPOCH).ok()?;
     Some(Stamp {
         secs: i64::try_from(since.as_secs()).ok()?,
         nanos: since.subsec_nanos(),
         source: StampSource::Kernel,
+    })
+}
+
+/// The transmit time of a reply sent with a timestamp request, as the
+/// error queue would have given it.
+fn tx_stamp<'c>(completion: &TxCompletion<'c>) -> Option<TxStamp<'c>> {
+    Some(TxStamp {
+        stamp: kernel_stamp(completion.sent)?,
+        packet: completion.frame,
+        id: 0,
     })
 }
 
@@ -124,7 +149,7 @@ struct FrameReplies<'s, 'f> {
 }
 
 impl Replies for FrameReplies<'_, '_> {
-    fn send(&mut self, i: usize, reply: &[u8], _tx_stamp: bool) -> io::Result<()> {
+    fn send(&mut self, i: usize, reply: &[u8], tx_stamp: bool) -> io::Result<()> {
         let (Some(mut frame), Some(to)) = (
             self.frames.get_mut(i).and_then(Option::take),
             self.staging.addressing.get(i).copied().flatten(),
@@ -139,7 +164,11 @@ impl Replies for FrameReplies<'_, '_> {
         };
         payload.copy_from_slice(reply);
         let len = authtime_frame::finish_reply(&to, buf, reply.len()).map_err(io::Error::other)?;
-        frame.send(len).map(|_| ())
+        if tx_stamp {
+            frame.send_stamped(len).map(|_| ())
+        } else {
+            frame.send(len).map(|_| ())
+        }
     }
 }
 
@@ -174,7 +203,7 @@ impl NtpSide<'_> {
             let mut worker = Worker {
                 replies: &mut replies,
                 shared: self.shared,
-                table: None,
+                table: self.shared.timestamps.as_deref(),
                 path: &mut self.path,
                 random: &mut self.random,
                 nts_batch: &mut self.nts_batch,
@@ -185,6 +214,24 @@ impl NtpSide<'_> {
         for frame in &mut held[..n] {
             *frame = None;
         }
+    }
+
+    /// Puts the chunks the kernel has sent back on the fill ring, taking
+    /// the transmit times of the replies sent with a timestamp request.
+    fn reclaim(&mut self, xsk: &mut Xsk, counters: &Mutex<WorkerCounters>) {
+        let table = self.shared.timestamps.as_deref();
+        let mut locked = None;
+        let mut read = 0;
+        let path = &mut self.path;
+        xsk.reclaim_completions_with(|completion| {
+            if let Some(stamp) = tx_stamp(&completion) {
+                let counters = locked.get_or_insert_with(|| lock(counters));
+                path.take_tx_stamp(&stamp, table, counters);
+                read += 1;
+            }
+        });
+        drop(locked);
+        path.tx_stamps_read(read);
     }
 }
 
@@ -202,9 +249,10 @@ pub(crate) fn run(
     let mut ntp = NtpSide {
         shared,
         staging: Staging::new(),
-        // No transmit timestamps come back from an AF_XDP socket, and no
-        // send-path delay is measured: plain clock readings for T3.
-        path: ReplyPath::new(false, 0, false),
+        // Transmit timestamps come back from the completion ring when the
+        // socket has transmit metadata; without, T3 is the bare clock
+        // reading.
+        path: ReplyPath::new(xsk.tx_timestamps(), shared.sample_every, shared.compensate),
         keys: KeyView::new(&shared.keys),
         random: RandomPool::new(),
         nts_batch: NtsBatch::new(),
@@ -221,8 +269,10 @@ pub(crate) fn run(
     };
     let mut last_error_log: Option<Instant> = None;
     let mut last_stats: Option<Instant> = None;
+    // The batch below holds the lock as `counters`.
+    let counters_lock = counters;
     while !shared.stop.load(Ordering::Relaxed) {
-        xsk.reclaim_completions();
+        ntp.reclaim(xsk, counters_lock);
         if last_stats.is_none_or(|t| t.elapsed() >= STATS_INTERVAL) {
             if let Ok(stats) = xsk.stats() {
                 lock(frames).socket = stats;
@@ -298,6 +348,9 @@ pub(crate) fn run(
             tracing::warn!(error = %e, queue = xsk.queue(), "AF_XDP transmit kick failed");
             last_error_log = Some(Instant::now());
         }
+        // The replies' transmit times, before the next batch's interleaved
+        // requests look for them.
+        ntp.reclaim(xsk, counters_lock);
     }
 }
 
@@ -353,6 +406,9 @@ pub(crate) fn render(queues: &[(u32, std::sync::Arc<Mutex<FrameCounters>>)], out
             ("fill_ring_empty", s.rx_fill_ring_empty),
             ("tx_ring_empty", s.tx_ring_empty),
             ("refused_descs", s.refused_descs),
+            ("tx_timestamps", s.tx_timestamps),
+            ("tx_timestamps_late", s.tx_timestamps_late),
+            ("tx_timestamps_missing", s.tx_timestamps_missing),
         ] {
             events.push((format!("{{queue=\"{queue}\",event=\"{event}\"}}"), n));
         }
@@ -364,7 +420,10 @@ pub(crate) fn render(queues: &[(u32, std::sync::Arc<Mutex<FrameCounters>>)], out
         "The kernel's counters of each AF_XDP socket (XDP_STATISTICS, read every second): \
          frames dropped (rx_dropped, rx_ring_full: the worker fell behind), fill ring found \
          empty, TX ring found empty, invalid descriptors; refused_descs counts descriptors \
-         the daemon refused (never from a sound kernel).",
+         the daemon refused (never from a sound kernel); tx_timestamps counts replies' \
+         transmit times taken from the completion ring, tx_timestamps_late those refused \
+         because the kernel stamped the frame after the kick returned (a driver that \
+         releases frames once sent), tx_timestamps_missing those that came without a time.",
         &events,
     );
 }
