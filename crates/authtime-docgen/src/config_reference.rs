@@ -1040,9 +1040,11 @@ const XDP: Section = Section {
               ICMP, TCP such as NTS-KE and Roughtime over TCP, other ports) goes through the \
               kernel. The endpoints are the [ntp] listen and [roughtime] listen addresses on \
               the served ports (0.0.0.0 or :: means every address of that family on the \
-              interface); those sockets stay bound and serve every other interface. NTP \
-              replies are basic only: no interleaved mode and no kernel transmit timestamps \
-              on this path. The daemon refuses to start when anything is missing \
+              interface); those sockets stay bound and serve every other interface. In copy \
+              mode on Linux 6.11 or later, replies' transmit times come back from the \
+              completion ring (AF_XDP transmit metadata) for interleaved mode and the \
+              measured T3; otherwise NTP replies are basic and T3 is the bare clock \
+              reading. The daemon refuses to start when anything is missing \
               (the interface, a queue, CAP_BPF, CAP_NET_ADMIN, CAP_NET_RAW, CAP_IPC_LOCK or \
               enough RLIMIT_MEMLOCK, driver or kernel support), and the program is detached \
               when it exits, even on SIGKILL. See docs/xdp.md.",
