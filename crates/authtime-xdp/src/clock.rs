@@ -36,7 +36,9 @@ fn now_ns(clock: libc::clockid_t) -> io::Result<i128> {
 /// `CLOCK_TAI` now, in nanoseconds (the clock of the XDP program's and the
 /// kernel's transmit-completion timestamps); `None` if it cannot be read.
 pub(crate) fn tai_now_ns() -> Option<u64> {
-    now_ns(libc::CLOCK_TAI).ok().and_then(|ns| u64::try_from(ns).ok())
+    now_ns(libc::CLOCK_TAI)
+        .ok()
+        .and_then(|ns| u64::try_from(ns).ok())
 }
 
 impl TaiOffset {

@@ -666,7 +666,11 @@ fn a_stamped_frame_comes_back_with_its_hand_over_time() {
             std::thread::sleep(Duration::from_millis(1));
         }
         let [(sent_frame, sent)] = completed.as_slice() else {
-            panic!("{} completions with a time: {:?}", completed.len(), xsk.stats());
+            panic!(
+                "{} completions with a time: {:?}",
+                completed.len(),
+                xsk.stats()
+            );
         };
         assert_eq!(sent_frame, &reply, "the frame as sent");
         // TAI converted back to real time: within the send, give or take

@@ -1127,3 +1127,89 @@ fn roughtime_is_answered_from_the_frames() {
     assert_eq!(metric(&last, OURS), metric(&refused, OURS) + 1, "{last}");
     assert_eq!(metric(&last, received), metric(&refused, received));
 }
+
+/// The capability sets (permitted, effective, ambient) of process `pid`,
+/// as hexadecimal masks from its status.
+fn capability_sets(pid: u32) -> Vec<(String, u64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    status
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .filter(|(k, _)| matches!(*k, "CapPrm" | "CapEff" | "CapAmb"))
+        .map(|(k, v)| {
+            (
+                k.to_owned(),
+                u64::from_str_radix(v.trim(), 16).expect("hex"),
+            )
+        })
+        .collect()
+}
+
+/// Started as an unprivileged user given exactly the set-up's capabilities
+/// as ambient ones (what the systemd drop-in of docs/xdp.md does), the
+/// server sets up the path, then drops them: it serves from the frames with
+/// none left, in any thread.
+#[test]
+fn an_unprivileged_server_drops_the_setup_capabilities() {
+    skip_unless_root!();
+    if Command::new("capsh").arg("--help").output().is_err() {
+        eprintln!("skipped: needs capsh (libcap2-bin)");
+        return;
+    }
+    let pair = Pair::create("u");
+    let dir = TempDir::new("xdp-unprivileged");
+    let caps = "cap_net_admin,cap_net_raw,cap_ipc_lock,cap_bpf";
+    // No key file: the server runs as nobody, who could not read one the
+    // test wrote.
+    let config = format!(
+        "[ntp]\nlisten = [\"{}:{NTP_PORT}\"]\nworkers = 1\n{}",
+        pair.server_v4,
+        xdp_section(&pair)
+    );
+    let launcher = [
+        "ip".to_owned(),
+        "netns".into(),
+        "exec".into(),
+        pair.server.clone(),
+        "capsh".into(),
+        format!("--caps={caps}+eip cap_setpcap,cap_setuid,cap_setgid+ep"),
+        "--keep=1".into(),
+        "--user=nobody".into(),
+        format!("--addamb={caps}"),
+        "--".into(),
+        "-c".into(),
+        "exec \"$0\" \"$@\"".into(),
+    ];
+    let launcher: Vec<&std::ffi::OsStr> = launcher.iter().map(std::ffi::OsStr::new).collect();
+    let server = Serve::start_via(&dir, "serve", &config, &launcher);
+    let log = server.log_text();
+    assert!(
+        log.contains("dropped CAP_NET_ADMIN, CAP_NET_RAW, CAP_IPC_LOCK, CAP_BPF after the set-up"),
+        "{log}"
+    );
+    let pid = server.process.pid();
+    let uid = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    assert!(
+        uid.lines()
+            .any(|l| l.starts_with("Uid:") && !l.split_whitespace().any(|id| id == "0")),
+        "not running as nobody:\n{uid}"
+    );
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).expect("tasks") {
+        let tid: u32 = task
+            .expect("task")
+            .file_name()
+            .to_string_lossy()
+            .parse()
+            .expect("tid");
+        for (set, mask) in capability_sets(tid) {
+            assert_eq!(
+                mask, 0,
+                "thread {tid} of the server still has {set} {mask:x}"
+            );
+        }
+    }
+    let out = plain_query(&pair);
+    assert!(out.status.success(), "{}", text_of(&out));
+    let metrics = scrape(&pair, &server);
+    assert!(metric(&metrics, OURS) >= 1, "{metrics}");
+}

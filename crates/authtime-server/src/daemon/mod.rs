@@ -1,6 +1,11 @@
 //! Starting and stopping the server: keys, sockets, worker threads, the
 //! metrics endpoint, and the signals that reload keys or stop it all.
 
+#[expect(
+    unsafe_code,
+    reason = "capget, capset and prctl are FFI; each block has a SAFETY comment"
+)]
+mod capabilities;
 pub mod foreground;
 pub mod logging;
 #[expect(
@@ -199,7 +204,17 @@ pub fn start(settings: &Settings) -> Result<Running, StartError> {
                 .roughtime
                 .as_ref()
                 .map_or(&[][..], |rt| &rt.listen[..]);
-            let path = xdp::set_up(config, &bound, roughtime).map_err(StartError::Xdp)?;
+            let mut path = xdp::set_up(config, &bound, roughtime).map_err(StartError::Xdp)?;
+            // Still before any thread: what the set-up needed goes now.
+            if !privileges::running_as_root() {
+                let dropped = capabilities::drop_xdp_setup().map_err(StartError::Xdp)?;
+                if !dropped.is_empty() {
+                    path.description.push_str(&format!(
+                        "; dropped {} after the set-up",
+                        dropped.join(", ")
+                    ));
+                }
+            }
             tracing::info!("{}", path.description);
             Some(path)
         }
