@@ -130,14 +130,35 @@ pub(crate) fn stamps(paths: &[PathBuf]) -> Vec<Option<(SystemTime, u64)>> {
 mod tests {
     use super::*;
 
-    fn file(name: &str, content: &[u8], mode: u32) -> PathBuf {
+    /// A token file in a directory of its own, removed when dropped: when
+    /// the test ends, and when it fails (the panic unwinds through it).
+    struct TokenFile {
+        dir: PathBuf,
+        path: PathBuf,
+    }
+
+    impl std::ops::Deref for TokenFile {
+        type Target = Path;
+
+        fn deref(&self) -> &Path {
+            &self.path
+        }
+    }
+
+    impl Drop for TokenFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    fn file(name: &str, content: &[u8], mode: u32) -> TokenFile {
         let dir =
             std::env::temp_dir().join(format!("authtime-pool-token-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("dir");
         let path = dir.join("token");
         std::fs::write(&path, content).expect("write");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).expect("chmod");
-        path
+        TokenFile { dir, path }
     }
 
     #[test]
