@@ -20,6 +20,16 @@ impl Drop for Server {
     }
 }
 
+/// A scratch directory removed when dropped: when the test ends, and when
+/// it fails (the panic unwinds through it).
+struct ScratchDir(std::path::PathBuf);
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -200,13 +210,14 @@ fn memcached_store_swaps_atomically() {
 
 #[test]
 fn embedded_store_has_one_winner_too() {
-    let dir = std::env::temp_dir().join(format!("authtime-store-race-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
-    let store = open_store(dir.join("ring").to_str().expect("utf-8")).expect("path");
+    let dir = ScratchDir(
+        std::env::temp_dir().join(format!("authtime-store-race-{}", std::process::id())),
+    );
+    let _ = std::fs::remove_dir_all(&dir.0);
+    std::fs::create_dir_all(&dir.0).expect("dir");
+    let store = open_store(dir.0.join("ring").to_str().expect("utf-8")).expect("path");
     check_compare_and_swap(store.as_ref());
     check_one_winner(&store);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -203,12 +203,12 @@ pub fn forget_jar(path: &Path) -> Result<(), CookieStoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch_dir::ScratchDir;
 
     #[test]
     fn a_jar_survives_a_round_trip_and_other_servers_are_ignored() {
-        let dir = std::env::temp_dir().join(format!("authtime-jar-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        let path = dir.join("cookies");
+        let dir = ScratchDir::new("jar");
+        let path = dir.path("cookies");
         let jar = CookieJar {
             ke_server: "a:1".into(),
             aead_id: 15,
@@ -233,7 +233,6 @@ mod tests {
         assert!(load_jar(&path, "a:1").is_err());
         std::fs::write(&path, "garbage").expect("write");
         assert!(load_jar(&path, "a:1").is_err());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -129,27 +129,28 @@ pub(crate) fn stamps(paths: &[PathBuf]) -> Vec<Option<(SystemTime, u64)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch_dir::ScratchDir;
 
-    fn file(name: &str, content: &[u8], mode: u32) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("authtime-pool-token-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        let path = dir.join("token");
+    /// A token file in a directory of its own: the directory (removed when
+    /// dropped) and the file.
+    fn file(name: &str, content: &[u8], mode: u32) -> (ScratchDir, PathBuf) {
+        let dir = ScratchDir::new(&format!("pool-token-{name}"));
+        let path = dir.path("token");
         std::fs::write(&path, content).expect("write");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).expect("chmod");
-        path
+        (dir, path)
     }
 
     #[test]
     fn a_private_file_gives_its_trimmed_token() {
-        let path = file("ok", b"  s3cret-token\n", 0o600);
+        let (_dir, path) = file("ok", b"  s3cret-token\n", 0o600);
         let token = read_pool_token_file(&path).expect("readable");
         assert!(crate::pool_member::PoolTokens::new(vec![token]).accepts(b"s3cret-token"));
     }
 
     #[test]
     fn open_empty_and_missing_files_are_refused_without_their_content() {
-        let open = file("open", b"s3cret-token", 0o644);
+        let (_open_dir, open) = file("open", b"s3cret-token", 0o644);
         let e = read_pool_token_file(&open).expect_err("too open");
         let shown = e.to_string();
         assert!(
@@ -158,22 +159,22 @@ mod tests {
         );
         assert!(shown.contains(&open.display().to_string()));
         assert!(!shown.contains("s3cret"));
-        let group = file("group", b"t", 0o640);
+        let (_group_dir, group) = file("group", b"t", 0o640);
         assert!(matches!(
             read_pool_token_file(&group),
             Err(PoolTokenFileError::TooOpen { mode: 0o640, .. })
         ));
-        let empty = file("empty", b" \n\t", 0o600);
+        let (_empty_dir, empty) = file("empty", b" \n\t", 0o600);
         assert!(matches!(
             read_pool_token_file(&empty),
             Err(PoolTokenFileError::Empty { .. })
         ));
-        let binary = file("binary", &[0xff, 0xfe], 0o600);
+        let (_binary_dir, binary) = file("binary", &[0xff, 0xfe], 0o600);
         assert!(matches!(
             read_pool_token_file(&binary),
             Err(PoolTokenFileError::NotText { .. })
         ));
-        let two = file("two-words", b"two words\n", 0o600);
+        let (_two_dir, two) = file("two-words", b"two words\n", 0o600);
         let e = read_pool_token_file(&two).expect_err("two words");
         assert!(matches!(
             e,

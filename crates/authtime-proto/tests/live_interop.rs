@@ -57,10 +57,28 @@ fn test_keys(types: &[KeyType]) -> Vec<KeyMaterial> {
         .collect()
 }
 
-fn temp_dir(name: &str) -> PathBuf {
+/// A scratch directory removed when dropped: when the test ends, and when it
+/// fails (the panic unwinds through it).
+struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp_dir(name: &str) -> TempDir {
     let dir = std::env::temp_dir().join(format!("authtime-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+    TempDir(dir)
 }
 
 /// How a run ended.
@@ -178,7 +196,6 @@ fn chronyd_reads_our_key_file_and_accepts_our_replies() {
     let run = run_chronyd(&dir, &key_file, 2, &keys, true);
     assert!(!run.success, "corrupted MAC accepted: {}", run.output);
     assert!(run.stats.answered_authenticated > 0);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -219,5 +236,4 @@ fn ntpdig_reads_our_ntpd_key_file_and_accepts_our_replies() {
         );
         assert_eq!(run.stats.answered_authenticated, 1);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

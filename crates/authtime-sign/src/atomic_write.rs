@@ -99,11 +99,35 @@ fn sync_directory(dir: &Path) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    fn scratch_dir(name: &str) -> PathBuf {
+    /// A fresh scratch directory, removed when dropped: when the test ends,
+    /// and when it fails (the panic unwinds through it).
+    struct ScratchDir(PathBuf);
+
+    impl std::ops::Deref for ScratchDir {
+        type Target = Path;
+
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl AsRef<Path> for ScratchDir {
+        fn as_ref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for ScratchDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn scratch_dir(name: &str) -> ScratchDir {
         let dir = std::env::temp_dir().join(format!("authtime-sign-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).expect("create scratch dir");
-        dir
+        ScratchDir(dir)
     }
 
     #[test]
@@ -118,7 +142,6 @@ mod tests {
             .filter_map(|e| e.ok().map(|e| e.file_name()))
             .collect();
         assert_eq!(names.len(), 1, "only the key file remains: {names:?}");
-        let _ = fs::remove_dir_all(&dir);
     }
 
     #[cfg(unix)]
@@ -130,7 +153,6 @@ mod tests {
         write_file_atomically(&path, b"s", FileMode::Secret).expect("write");
         let mode = fs::metadata(&path).expect("stat").permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
-        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -1,15 +1,13 @@
 //! The LMS state discipline: the next index is on disk before a signature is released, a
 //! crash never leads to index reuse, and only one signer holds a key file.
 
-use std::path::PathBuf;
+mod scratch_dir;
 
 use authtime_sign::{KeyFileError, Scheme, SignError, SigningKey};
+use scratch_dir::ScratchDir;
 
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("authtime-sign-lms-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    dir
+fn scratch_dir(name: &str) -> ScratchDir {
+    ScratchDir::new(&format!("lms-{name}"))
 }
 
 fn leaf_index(signature: &[u8]) -> u32 {
@@ -39,7 +37,6 @@ fn crash_after_signing_never_reuses_an_index() {
     assert!(public.is_valid(b"first", &first));
     assert!(public.is_valid(b"second", &second));
     assert_eq!(reloaded.remaining_signatures(), Some(1022));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -52,7 +49,6 @@ fn a_second_signer_cannot_open_a_locked_key_file() {
     assert!(matches!(err, KeyFileError::Locked(_)), "{err:?}");
     drop(key);
     assert!(SigningKey::load_key_file(&path).is_ok());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -1,7 +1,10 @@
 //! Every scheme: sign/verify round trip, tampering rejected, wrong-scheme signatures rejected,
 //! byte and file encodings round trip.
 
+mod scratch_dir;
+
 use authtime_sign::{KeyDecodeError, Scheme, SigningKey, VerifyError, VerifyingKey};
+use scratch_dir::ScratchDir;
 
 /// The size of a TESLA sync response (RFC 4082 §3.3.2 as authtime encodes it).
 const MESSAGE: [u8; 113] = [0x42; 113];
@@ -176,9 +179,7 @@ fn invalid_key_material_is_rejected() {
 
 #[test]
 fn key_files_on_disk() {
-    let dir = std::env::temp_dir().join(format!("authtime-sign-files-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("mkdir");
+    let dir = ScratchDir::new("files");
     let mut signer = key(Scheme::Ed25519);
     let secret_path = dir.join("ed25519.key");
     let public_path = dir.join("ed25519.pub");
@@ -209,5 +210,4 @@ fn key_files_on_disk() {
     assert!(VerifyingKey::load_key_file(&secret_path).is_err());
     let err = VerifyingKey::load_key_file(&dir.join("missing")).expect_err("missing file");
     assert!(err.to_string().contains("missing"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

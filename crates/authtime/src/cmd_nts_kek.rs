@@ -31,14 +31,13 @@ pub fn kek(args: &NtsKekArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outco
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch_dir::ScratchDir;
 
     #[test]
     fn writes_a_private_file_once_and_prints_its_id() {
-        let dir = std::env::temp_dir().join(format!("authtime-cmd-kek-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("dir");
+        let dir = ScratchDir::new("cmd-kek");
         let args = NtsKekArgs {
-            out: dir.join("kek"),
+            out: dir.path("kek"),
         };
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let mut streams = Streams {

@@ -163,6 +163,7 @@ pub fn delegate(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch_dir::ScratchDir;
 
     fn streams<'a>(out: &'a mut Vec<u8>, err: &'a mut Vec<u8>) -> Streams<'a> {
         Streams {
@@ -186,11 +187,9 @@ mod tests {
 
     #[test]
     fn keygen_then_delegate_make_files_the_daemon_reads() {
-        let dir = std::env::temp_dir().join(format!("authtime-cmd-rt-keys-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("dir");
+        let dir = ScratchDir::new("cmd-rt-keys");
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let seed = dir.join("lt.key");
+        let seed = dir.path("lt.key");
         let args = RoughtimeKeygenArgs { out: seed.clone() };
         keygen(&args, &mut streams(&mut out, &mut err)).expect("keygen");
         let text = String::from_utf8(out).expect("utf8");
@@ -204,13 +203,12 @@ mod tests {
         let d = RoughtimeDelegateArgs {
             long_term_key: seed,
             valid_for: 3600,
-            out: dir.join("d"),
+            out: dir.path("d"),
         };
         delegate(&d, &mut streams(&mut Vec::new(), &mut Vec::new())).expect("delegate");
         let back = authtime_server::roughtime::key_files::read_delegation(&d.out).expect("reads");
         assert_eq!(back.long_term_public, public);
         let (mint, maxt) = back.key.window();
         assert_eq!(maxt - mint, 3600 + 300);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -12,7 +12,7 @@ use std::net::UdpSocket;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use roughtime_support::TestServer;
+use roughtime_support::{ScratchDir, TestServer};
 
 /// A test server and its public key in hex, as `--public-key` takes it.
 fn start(seed: u8, offset: i64) -> (TestServer, String) {
@@ -85,7 +85,8 @@ fn two_honest_servers_agree() {
     let (a, b) = (&servers[0].0, &servers[1].0);
     let mut old = roughtime_support::entry("old", "127.0.0.1:9", &a.public_key);
     old["version"] = "Google-Roughtime".into();
-    let path = std::env::temp_dir().join(format!("authtime-rt-eco-{}.json", std::process::id()));
+    let dir = ScratchDir::new("rt-eco");
+    let path = dir.path("servers.json");
     roughtime_support::write_list(
         &path,
         vec![
@@ -106,15 +107,13 @@ fn two_honest_servers_agree() {
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("old: skipped"), "{text}");
     assert_eq!(text.matches("radius 5 s").count(), 2, "{text}");
-    let _ = std::fs::remove_file(&path);
 }
 
 #[test]
 fn server_ten_minutes_ahead_is_reported_and_the_report_verifies() {
     let servers = [start(3, 600), start(4, 0)];
-    let dir = std::env::temp_dir().join(format!("authtime-roughtime-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let report = dir.join("report.json");
+    let dir = ScratchDir::new("roughtime");
+    let report = dir.path("report.json");
     let report_arg = report.to_str().unwrap();
     let out = authtime(&query_args(&servers, &["--malfeasance-report", report_arg]));
     let text = String::from_utf8_lossy(&out.stdout);
@@ -139,7 +138,6 @@ fn server_ten_minutes_ahead_is_reported_and_the_report_verifies() {
     std::fs::write(&report, doc.to_string()).unwrap();
     let check = authtime(&["roughtime", "verify-report", report_arg]);
     assert_eq!(check.status.code(), Some(1));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

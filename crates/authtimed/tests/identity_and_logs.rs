@@ -16,11 +16,14 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod support;
-use support::{Guard, authtimed, identity_args, ntp_exchange, running_as_root, temp_dir};
+use support::{Guard, TempDir, authtimed, identity_args, ntp_exchange, running_as_root, temp_dir};
 
 /// Starts the daemon on an ephemeral loopback port with a static clock,
 /// and returns it with its first stdout lines up to the listening line.
+/// The configuration's directory is removed when this returns: the daemon
+/// reads the file once, before it listens.
 fn start(name: &str, extra: &[&str], stderr: Stdio) -> (Guard, Vec<String>, SocketAddr) {
+    let (_config_dir, config) = static_clock_config(name);
     let mut child = authtimed()
         .args([
             "--listen",
@@ -28,7 +31,7 @@ fn start(name: &str, extra: &[&str], stderr: Stdio) -> (Guard, Vec<String>, Sock
             "--workers",
             "2",
             "--config",
-            static_clock_config(name).to_str().expect("utf-8 path"),
+            config.to_str().expect("utf-8 path"),
         ])
         .args(extra)
         .stdin(Stdio::null())
@@ -54,8 +57,9 @@ fn start(name: &str, extra: &[&str], stderr: Stdio) -> (Guard, Vec<String>, Sock
     (guard, lines, addr)
 }
 
-/// A configuration with a static clock, in a directory of its own per test.
-fn static_clock_config(name: &str) -> PathBuf {
+/// A configuration with a static clock, in a directory of its own per test:
+/// the directory (removed when dropped) and the file.
+fn static_clock_config(name: &str) -> (TempDir, PathBuf) {
     let dir = temp_dir(name);
     let path = dir.join("authtimed.toml");
     std::fs::write(
@@ -63,7 +67,7 @@ fn static_clock_config(name: &str) -> PathBuf {
         "[clock]\nsource = \"static\"\nstratum = 2\nreference-id = \"192.0.2.1\"\n",
     )
     .expect("write");
-    path
+    (dir, path)
 }
 
 /// One NTP exchange; the reply's stratum.
@@ -229,7 +233,7 @@ fn the_environment_configures_it_as_the_container_image_does() {
     // The image sets AUTHTIMED_CONFIG and AUTHTIMED_LOG_FORMAT; an operator
     // adds AUTHTIMED_LISTEN (commas between addresses). A command-line
     // option wins over its variable.
-    let config = static_clock_config("env");
+    let (_config_dir, config) = static_clock_config("env");
     let mut child = authtimed()
         .args(identity_args())
         .env("AUTHTIMED_CONFIG", &config)
@@ -315,9 +319,10 @@ fn auto_picks_journald_only_when_stderr_is_the_journal_stream() {
         };
         let mut command_args = identity_args().to_vec();
         command_args.extend(["--log-format", "auto"]);
+        let (_config_dir, config) = static_clock_config(&format!("auto-{matching}"));
         let mut child = authtimed()
             .args(["--listen", "127.0.0.1:0", "--config"])
-            .arg(static_clock_config(&format!("auto-{matching}")))
+            .arg(&config)
             .args(&command_args)
             .env("JOURNAL_STREAM", &stream)
             .stdin(Stdio::null())
@@ -346,7 +351,6 @@ fn auto_picks_journald_only_when_stderr_is_the_journal_stream() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -417,5 +421,4 @@ fn the_nts_key_store_is_given_to_the_user_and_an_unwritable_directory_is_refused
             assert!(!dir.join("master-keys").exists());
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -145,19 +145,20 @@ impl MasterKeyStore for EmbeddedStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch_dir::ScratchDir;
     use std::os::unix::fs::PermissionsExt as _;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("authtime-embedded-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch dir");
-        dir.join("ring")
+    /// The directory (removed when dropped) and the store's file in it.
+    fn scratch(name: &str) -> (ScratchDir, PathBuf) {
+        let dir = ScratchDir::new(&format!("embedded-{name}"));
+        let ring = dir.path("ring");
+        (dir, ring)
     }
 
     #[test]
     fn compare_and_swap_follows_the_expected_value() {
-        let store = EmbeddedStore::new(scratch("cas"));
+        let (_dir, path) = scratch("cas");
+        let store = EmbeddedStore::new(path);
         assert_eq!(store.load().expect("load"), None);
         assert!(!store.compare_and_swap(Some(b"x"), b"a").expect("cas"));
         assert!(store.compare_and_swap(None, b"a").expect("cas"));
@@ -169,7 +170,7 @@ mod tests {
 
     #[test]
     fn the_file_is_private_and_no_temporary_file_remains() {
-        let path = scratch("mode");
+        let (_dir, path) = scratch("mode");
         let store = EmbeddedStore::new(&path);
         assert!(store.compare_and_swap(None, b"secret").expect("cas"));
         let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
@@ -183,7 +184,7 @@ mod tests {
 
     #[test]
     fn temporary_files_of_dead_writers_are_removed_by_the_next_write() {
-        let path = scratch("stale");
+        let (_dir, path) = scratch("stale");
         let dir = path.parent().expect("dir").to_path_buf();
         for name in [
             "ring.tmp.4242",

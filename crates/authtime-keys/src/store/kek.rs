@@ -233,17 +233,18 @@ pub fn create_kek_file(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch_dir::ScratchDir;
 
-    fn scratch(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("authtime-kek-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch dir");
-        dir.join("kek")
+    /// The directory (removed when dropped) and a KEK file's path in it.
+    fn scratch(name: &str) -> (ScratchDir, std::path::PathBuf) {
+        let dir = ScratchDir::new(&format!("kek-{name}"));
+        let kek = dir.path("kek");
+        (dir, kek)
     }
 
     #[test]
     fn a_created_file_reads_back_as_the_same_key() {
-        let path = scratch("roundtrip");
+        let (_dir, path) = scratch("roundtrip");
         let made = create_kek_file(&path, [7; 32]).expect("create");
         let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
@@ -260,7 +261,7 @@ mod tests {
 
     #[test]
     fn a_file_others_can_read_is_refused() {
-        let path = scratch("mode");
+        let (_dir, path) = scratch("mode");
         create_kek_file(&path, [1; 32]).expect("create");
         for mode in [0o640, 0o604, 0o660, 0o644] {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).expect("chmod");

@@ -475,18 +475,18 @@ pub fn store_key_name(location: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch_dir::ScratchDir;
     use crate::store::EmbeddedStore;
 
     fn kek(byte: u8) -> KeyEncryptionKey {
         KeyEncryptionKey::from_bytes([byte; 32])
     }
 
-    fn scratch(name: &str) -> std::path::PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("authtime-sealed-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch dir");
-        dir.join("ring")
+    /// The directory (removed when dropped) and an embedded store in it.
+    fn scratch(name: &str) -> (ScratchDir, Arc<dyn MasterKeyStore>) {
+        let dir = ScratchDir::new(&format!("sealed-{name}"));
+        let store = Arc::new(EmbeddedStore::new(dir.path("ring")));
+        (dir, store)
     }
 
     fn sealed(inner: &Arc<dyn MasterKeyStore>, current: u8, accepted: &[u8]) -> SealedStore {
@@ -557,7 +557,7 @@ mod tests {
 
     #[test]
     fn the_store_sees_only_sealed_bytes_and_callers_only_plaintext() {
-        let inner: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("roundtrip")));
+        let (_dir, inner) = scratch("roundtrip");
         let store = sealed(&inner, 1, &[]);
         assert_eq!(store.load().expect("load"), None);
         assert!(store.compare_and_swap(None, SECRET).expect("cas"));
@@ -582,7 +582,7 @@ mod tests {
 
     #[test]
     fn an_older_blob_put_back_is_refused_and_left_alone() {
-        let inner: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("rollback")));
+        let (_dir, inner) = scratch("rollback");
         let store = sealed(&inner, 1, &[]);
         assert!(store.compare_and_swap(None, b"old").expect("cas"));
         let old = inner.load().expect("raw").expect("blob");
@@ -605,7 +605,7 @@ mod tests {
 
     #[test]
     fn plaintext_is_refused_unless_migration_is_on() {
-        let inner: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("plain")));
+        let (_dir, inner) = scratch("plain");
         assert!(inner.compare_and_swap(None, SECRET).expect("plain"));
         let store = sealed(&inner, 1, &[]);
         assert_eq!(store.load(), Err(StoreError::Sealing(SealError::NotSealed)));
@@ -619,7 +619,7 @@ mod tests {
 
     #[test]
     fn an_accepted_kek_opens_and_writes_use_the_current_one() {
-        let inner: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("accepted")));
+        let (_dir, inner) = scratch("accepted");
         let old = sealed(&inner, 1, &[]);
         assert!(old.compare_and_swap(None, b"ring").expect("cas"));
         let new = sealed(&inner, 2, &[1]);

@@ -106,3 +106,28 @@ pub(crate) fn write_servers(path: &Path, servers: &[&TestServer]) {
         .collect();
     write_list(path, entries);
 }
+
+/// A fresh scratch directory (`authtime-NAME-PID` in the system's temporary
+/// directory), removed when dropped: when the test ends, and when it fails
+/// (the panic unwinds through it).
+pub(crate) struct ScratchDir(std::path::PathBuf);
+
+impl ScratchDir {
+    pub(crate) fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("authtime-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        Self(dir)
+    }
+
+    /// A path inside.
+    pub(crate) fn path(&self, name: &str) -> std::path::PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

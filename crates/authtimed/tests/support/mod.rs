@@ -4,7 +4,7 @@
 #![allow(dead_code, reason = "each test file uses its own part of the support")]
 
 use std::net::{SocketAddr, UdpSocket};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
@@ -31,12 +31,31 @@ pub(crate) fn identity_args() -> &'static [&'static str] {
     }
 }
 
-/// A fresh scratch directory for one test.
-pub(crate) fn temp_dir(name: &str) -> PathBuf {
+/// A fresh scratch directory for one test, removed when dropped: when the
+/// test ends, and when it fails (the panic unwinds through it).
+pub(crate) struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A fresh scratch directory for one test (`authtimed-NAME-PID` in the
+/// system's temporary directory).
+pub(crate) fn temp_dir(name: &str) -> TempDir {
     let dir = std::env::temp_dir().join(format!("authtimed-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("dir");
-    dir
+    TempDir(dir)
 }
 
 /// Kills the daemon if a test fails before it stops.
