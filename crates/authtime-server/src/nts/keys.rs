@@ -451,11 +451,9 @@ mod tests {
         }
     }
 
-    fn scratch(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("authtime-ring-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("dir");
-        dir.join("ring")
+    /// `ring` in a fresh directory, removed when the test ends.
+    fn scratch(name: &str) -> crate::scratch_dir::Scratch {
+        crate::scratch_dir::Scratch::new(&format!("ring-{name}"), "ring")
     }
 
     use authtime_keys::store::{KeyEncryptionKey, SealedStore, sealed_header};
@@ -484,7 +482,8 @@ mod tests {
 
     #[test]
     fn a_wrong_or_missing_kek_refuses_to_start_and_writes_nothing() {
-        let inner: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("wrongkek")));
+        let scratch_wrongkek = scratch("wrongkek");
+        let inner: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(&*scratch_wrongkek));
         let first = RingKeeper::start(sealed(&inner, 1, &[]), policy()).expect("start");
         assert!(!ids(&first).is_empty());
         let stored = inner.load().expect("load").expect("sealed ring");
@@ -500,7 +499,8 @@ mod tests {
 
     #[test]
     fn a_ring_that_lacks_the_current_periods_key_after_a_step_is_seen_and_ticked() {
-        let inner: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("step")));
+        let scratch_step = scratch("step");
+        let inner: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(&*scratch_step));
         let keeper = RingKeeper::start(inner, policy()).expect("start");
         let now = unix_now();
         assert!(keeper.covers(now));
@@ -521,7 +521,8 @@ mod tests {
 
     #[test]
     fn a_running_keeper_never_overwrites_a_blob_it_cannot_open() {
-        let inner: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("foreign")));
+        let scratch_foreign = scratch("foreign");
+        let inner: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(&*scratch_foreign));
         let keeper = RingKeeper::start(sealed(&inner, 1, &[]), policy()).expect("start");
         let held = ids(&keeper);
         // Someone writes a ring sealed under a KEK this server does not have.
@@ -546,7 +547,8 @@ mod tests {
     /// keys in force, whose cookies clients hold, and writes them back.
     #[test]
     fn an_earlier_ring_in_the_store_is_refused_and_overwritten() {
-        let store: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("stale")));
+        let scratch_stale = scratch("stale");
+        let store: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(&*scratch_stale));
         let keeper = RingKeeper::start(Arc::clone(&store), policy()).expect("start");
         let now = unix_now();
         let earlier = store.load().expect("load").expect("ring");
@@ -574,10 +576,11 @@ mod tests {
             "written back"
         );
         assert_eq!(keeper.metrics.store_down.load(Ordering::Relaxed), 0);
+        let scratch_stale_other = scratch("stale-other");
         // A ring that diverged (another server's keys for the same periods,
         // an older generation) still wins, as before.
         let other = RingKeeper::start(
-            Arc::new(EmbeddedStore::new(scratch("stale-other"))),
+            Arc::new(EmbeddedStore::new(&*scratch_stale_other)),
             policy(),
         )
         .expect("other");
@@ -613,7 +616,8 @@ mod tests {
     /// The KEK rotation of docs/security.md with two servers.
     #[test]
     fn the_kek_rotation_procedure_keeps_two_servers_in_step() {
-        let inner: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("kekroll")));
+        let scratch_kekroll = scratch("kekroll");
+        let inner: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(&*scratch_kekroll));
         let kek_of = || {
             sealed_header(&inner.load().expect("load").expect("blob"))
                 .expect("sealed")
@@ -663,7 +667,8 @@ mod tests {
 
     #[test]
     fn two_keepers_on_one_store_share_every_rotation() {
-        let store: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(scratch("share")));
+        let scratch_share = scratch("share");
+        let store: Arc<dyn MasterKeyStore> = Arc::new(EmbeddedStore::new(&*scratch_share));
         let a = RingKeeper::start(Arc::clone(&store), policy()).expect("start");
         let b = RingKeeper::start(Arc::clone(&store), policy()).expect("start");
         let ids = |k: &RingKeeper| {
@@ -741,8 +746,9 @@ mod tests {
 
     #[test]
     fn keys_made_while_the_store_takes_no_writes_are_written_at_the_next_poll() {
+        let scratch_readonly = scratch("readonly");
         let store = Arc::new(ReadOnly {
-            inner: EmbeddedStore::new(scratch("readonly")),
+            inner: EmbeddedStore::new(&*scratch_readonly),
             read_only: AtomicBool::new(false),
         });
         let keeper = RingKeeper::start(Arc::clone(&store) as Arc<dyn MasterKeyStore>, policy())

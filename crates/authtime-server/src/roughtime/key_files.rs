@@ -81,12 +81,9 @@ mod tests {
 
     use super::*;
 
-    fn scratch(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("authtime-rt-files-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        let path = dir.join(name);
-        let _ = std::fs::remove_file(&path);
-        path
+    /// `name` in a fresh directory, removed when the test ends.
+    fn scratch(name: &str) -> crate::scratch_dir::Scratch {
+        crate::scratch_dir::Scratch::new(&format!("rt-files-{name}"), name)
     }
 
     #[test]
@@ -109,7 +106,8 @@ mod tests {
         std::fs::write(&path, "not hex").expect("write");
         let e = read_long_term_key(&path).expect_err("malformed");
         assert!(!e.contains("not hex"), "{e}");
-        assert!(read_long_term_key(&scratch("missing")).is_err());
+        let scratch_missing = scratch("missing");
+        assert!(read_long_term_key(&&*scratch_missing).is_err());
     }
 
     #[test]

@@ -489,12 +489,9 @@ mod tests {
     use super::*;
     use crate::roughtime::key_files::create_private_file;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("authtime-rt-keys-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("dir");
-        dir
+    /// A fresh directory, removed when the test ends.
+    fn scratch(name: &str) -> crate::scratch_dir::Scratch {
+        crate::scratch_dir::Scratch::new(&format!("rt-keys-{name}"), "")
     }
 
     fn settings(dir: &std::path::Path, lifetime: u64) -> RoughtimeSettings {
