@@ -107,7 +107,7 @@ mod tests {
         let e = read_long_term_key(&path).expect_err("malformed");
         assert!(!e.contains("not hex"), "{e}");
         let scratch_missing = scratch("missing");
-        assert!(read_long_term_key(&&*scratch_missing).is_err());
+        assert!(read_long_term_key(&scratch_missing).is_err());
     }
 
     #[test]
