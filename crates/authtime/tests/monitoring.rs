@@ -66,8 +66,9 @@ const ONLY_WITH_XDP: &[&str] = &[
 ];
 const XDP_METRICS_SOURCE: &str = "crates/authtime-server/src/ntp/xdp_worker.rs";
 /// The `event` label values of `authtime_xdp_socket_events_total` (the
-/// kernel's `XDP_STATISTICS` and the daemon's refused descriptors), each
-/// written as `("event", ...)` in [`XDP_METRICS_SOURCE`].
+/// kernel's `XDP_STATISTICS`, the daemon's refused descriptors and what
+/// became of the transmit timestamps asked for), each written as
+/// `("event", ...)` in [`XDP_METRICS_SOURCE`].
 const XDP_SOCKET_EVENTS: &[&str] = &[
     "rx_dropped",
     "rx_invalid_descs",
@@ -76,6 +77,9 @@ const XDP_SOCKET_EVENTS: &[&str] = &[
     "fill_ring_empty",
     "tx_ring_empty",
     "refused_descs",
+    "tx_timestamps",
+    "tx_timestamps_late",
+    "tx_timestamps_missing",
 ];
 
 fn repo_file(relative: &str) -> PathBuf {
