@@ -35,8 +35,6 @@ mod key_set;
 mod key_type;
 mod legacy_digest;
 mod parse;
-#[cfg(test)]
-mod scratch_dir;
 mod write;
 
 pub mod store;

@@ -203,7 +203,7 @@ pub fn forget_jar(path: &Path) -> Result<(), CookieStoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scratch_dir::ScratchDir;
+    use authtime_scratch::ScratchDir;
 
     #[test]
     fn a_jar_survives_a_round_trip_and_other_servers_are_ignored() {

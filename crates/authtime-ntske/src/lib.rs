@@ -70,8 +70,6 @@ pub mod pool_record;
 pub mod pool_token;
 pub mod pool_token_file;
 pub mod record;
-#[cfg(test)]
-mod scratch_dir;
 pub mod server;
 pub mod server_core;
 pub mod tls_config;

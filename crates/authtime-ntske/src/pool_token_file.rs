@@ -129,7 +129,7 @@ pub(crate) fn stamps(paths: &[PathBuf]) -> Vec<Option<(SystemTime, u64)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scratch_dir::ScratchDir;
+    use authtime_scratch::ScratchDir;
 
     /// A token file in a directory of its own: the directory (removed when
     /// dropped) and the file.

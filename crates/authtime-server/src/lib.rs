@@ -43,8 +43,6 @@ pub mod metrics;
 pub mod ntp;
 pub mod nts;
 pub mod roughtime;
-#[cfg(test)]
-mod scratch_dir;
 
 pub use admission::access::AccessList;
 pub use config::{ConfigFile, KeySource, Problem, Settings};

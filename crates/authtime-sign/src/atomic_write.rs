@@ -99,35 +99,10 @@ fn sync_directory(dir: &Path) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    /// A fresh scratch directory, removed when dropped: when the test ends,
-    /// and when it fails (the panic unwinds through it).
-    struct ScratchDir(PathBuf);
-
-    impl std::ops::Deref for ScratchDir {
-        type Target = Path;
-
-        fn deref(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl AsRef<Path> for ScratchDir {
-        fn as_ref(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for ScratchDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
+    use authtime_scratch::ScratchDir;
 
     fn scratch_dir(name: &str) -> ScratchDir {
-        let dir = std::env::temp_dir().join(format!("authtime-sign-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).expect("create scratch dir");
-        ScratchDir(dir)
+        ScratchDir::new(&format!("sign-{name}"))
     }
 
     #[test]

@@ -1,10 +1,8 @@
 //! The LMS state discipline: the next index is on disk before a signature is released, a
 //! crash never leads to index reuse, and only one signer holds a key file.
 
-mod scratch_dir;
-
+use authtime_scratch::ScratchDir;
 use authtime_sign::{KeyFileError, Scheme, SignError, SigningKey};
-use scratch_dir::ScratchDir;
 
 fn scratch_dir(name: &str) -> ScratchDir {
     ScratchDir::new(&format!("lms-{name}"))

@@ -1,10 +1,8 @@
 //! Every scheme: sign/verify round trip, tampering rejected, wrong-scheme signatures rejected,
 //! byte and file encodings round trip.
 
-mod scratch_dir;
-
+use authtime_scratch::ScratchDir;
 use authtime_sign::{KeyDecodeError, Scheme, SigningKey, VerifyError, VerifyingKey};
-use scratch_dir::ScratchDir;
 
 /// The size of a TESLA sync response (RFC 4082 §3.3.2 as authtime encodes it).
 const MESSAGE: [u8; 113] = [0x42; 113];

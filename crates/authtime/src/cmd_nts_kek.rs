@@ -31,7 +31,7 @@ pub fn kek(args: &NtsKekArgs, streams: &mut Streams<'_>) -> anyhow::Result<Outco
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scratch_dir::ScratchDir;
+    use authtime_scratch::ScratchDir;
 
     #[test]
     fn writes_a_private_file_once_and_prints_its_id() {

@@ -163,7 +163,7 @@ pub fn delegate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scratch_dir::ScratchDir;
+    use authtime_scratch::ScratchDir;
 
     fn streams<'a>(out: &'a mut Vec<u8>, err: &'a mut Vec<u8>) -> Streams<'a> {
         Streams {

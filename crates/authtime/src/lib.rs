@@ -51,8 +51,6 @@ pub mod message_input;
 mod query_cert_time;
 pub mod rfc3339_input;
 mod roughtime_client;
-#[cfg(test)]
-mod scratch_dir;
 pub mod secret_arg;
 
 /// The exit codes of `authtime`, the same for every command.

@@ -145,7 +145,7 @@ impl MasterKeyStore for EmbeddedStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scratch_dir::ScratchDir;
+    use authtime_scratch::ScratchDir;
     use std::os::unix::fs::PermissionsExt as _;
 
     /// The directory (removed when dropped) and the store's file in it.

@@ -233,7 +233,7 @@ pub fn create_kek_file(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scratch_dir::ScratchDir;
+    use authtime_scratch::ScratchDir;
 
     /// The directory (removed when dropped) and a KEK file's path in it.
     fn scratch(name: &str) -> (ScratchDir, std::path::PathBuf) {

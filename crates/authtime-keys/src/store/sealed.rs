@@ -475,8 +475,8 @@ pub fn store_key_name(location: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scratch_dir::ScratchDir;
     use crate::store::EmbeddedStore;
+    use authtime_scratch::ScratchDir;
 
     fn kek(byte: u8) -> KeyEncryptionKey {
         KeyEncryptionKey::from_bytes([byte; 32])

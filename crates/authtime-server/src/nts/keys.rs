@@ -452,8 +452,8 @@ mod tests {
     }
 
     /// `ring` in a fresh directory, removed when the test ends.
-    fn scratch(name: &str) -> crate::scratch_dir::Scratch {
-        crate::scratch_dir::Scratch::new(&format!("ring-{name}"), "ring")
+    fn scratch(name: &str) -> authtime_scratch::ScratchFile {
+        authtime_scratch::ScratchFile::new(&format!("ring-{name}"), "ring")
     }
 
     use authtime_keys::store::{KeyEncryptionKey, SealedStore, sealed_header};

@@ -82,8 +82,8 @@ mod tests {
     use super::*;
 
     /// `name` in a fresh directory, removed when the test ends.
-    fn scratch(name: &str) -> crate::scratch_dir::Scratch {
-        crate::scratch_dir::Scratch::new(&format!("rt-files-{name}"), name)
+    fn scratch(name: &str) -> authtime_scratch::ScratchFile {
+        authtime_scratch::ScratchFile::new(&format!("rt-files-{name}"), name)
     }
 
     #[test]

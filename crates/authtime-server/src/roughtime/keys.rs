@@ -490,8 +490,8 @@ mod tests {
     use crate::roughtime::key_files::create_private_file;
 
     /// A fresh directory, removed when the test ends.
-    fn scratch(name: &str) -> crate::scratch_dir::Scratch {
-        crate::scratch_dir::Scratch::new(&format!("rt-keys-{name}"), "")
+    fn scratch(name: &str) -> authtime_scratch::ScratchFile {
+        authtime_scratch::ScratchFile::new(&format!("rt-keys-{name}"), "")
     }
 
     fn settings(dir: &std::path::Path, lifetime: u64) -> RoughtimeSettings {
