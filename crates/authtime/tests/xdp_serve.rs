@@ -986,10 +986,11 @@ fn roughtime_is_answered_from_the_frames() {
     keygen(&dir, "ntp.keys", "chrony", &[("aes128", 7)]);
     let (b64, hex_key) = roughtime_keygen(&dir);
     let server_rt = format!("{}:{ROUGHTIME_PORT}", pair.server_v4);
+    let server_rt6 = format!("[{}]:{ROUGHTIME_PORT}", pair.server_v6);
     let config = format!(
-        "{}[roughtime]\nlisten = [\"{server_rt}\"]\nlong-term-key = \"lt.key\"\n\
-         rate-limit = 0\nworkers = 1\n{}",
-        ntp_section(&pair, false),
+        "{}[roughtime]\nlisten = [\"{server_rt}\", \"{server_rt6}\"]\n\
+         long-term-key = \"lt.key\"\nrate-limit = 0\nworkers = 1\n{}",
+        ntp_section(&pair, true),
         xdp_section(&pair)
     );
     let server = serve(&pair, &dir, "serve", &config);
@@ -1003,16 +1004,20 @@ fn roughtime_is_answered_from_the_frames() {
     let before = scrape(&pair, &server);
     let received = "authtime_roughtime_received_total";
 
-    // authtime's client, both wire versions.
+    // authtime's client, both wire versions, and over IPv6.
     let mut answered = 0;
-    for (version, shown) in [("1", "version 1,"), ("draft", "version draft-0x8000000c,")] {
+    for (server, version, shown) in [
+        (&server_rt, "1", "version 1,"),
+        (&server_rt, "draft", "version draft-0x8000000c,"),
+        (&server_rt6, "1", "version 1,"),
+    ] {
         let out = client_authtime(
             &pair,
             &[
                 "roughtime",
                 "query",
                 "--server",
-                &server_rt,
+                server,
                 "--public-key",
                 &b64,
                 "--version",
