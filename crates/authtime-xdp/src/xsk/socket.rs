@@ -468,6 +468,11 @@ impl Xsk {
             if !self.chunks.change(chunk, Held::User, Held::Tx) {
                 self.refused += 1;
             }
+            // A request whose completion never came is forgotten when the
+            // chunk is sent again (re-recorded below if stamped again).
+            if let Some(slot) = self.stamped.get_mut(chunk as usize) {
+                *slot = None;
+            }
         }
         for s in returns.stamped.drain(..) {
             if let Some(slot) = self.stamped.get_mut(s.chunk as usize) {
@@ -475,6 +480,9 @@ impl Xsk {
             }
         }
         for (chunk, addr, len) in returns.replies.drain(..) {
+            if let Some(slot) = self.stamped.get_mut(chunk as usize) {
+                *slot = None;
+            }
             if self.chunks.change(chunk, Held::User, Held::Tx) {
                 self.pending_tx.push_back(libc::xdp_desc {
                     addr,
