@@ -532,7 +532,10 @@ fn malformed_frames_are_counted_not_answered(pair: &Pair, serve: &Serve) {
     vlan.extend_from_slice(&good[12..]);
     let mut broadcast = good.clone();
     broadcast[..6].fill(0xff);
+    // Cut inside the NTP payload: the IP and UDP lengths claim 48 bytes.
+    let short = good[..14 + 20 + 8 + 20].to_vec();
     let cases = [
+        ("truncated payload", short),
         ("bad UDP checksum", bad_udp_checksum),
         ("bad IP checksum", bad_ip_checksum),
         ("UDP length over the IP payload", bad_udp_length),
@@ -552,16 +555,20 @@ fn malformed_frames_are_counted_not_answered(pair: &Pair, serve: &Serve) {
     let after = scrape(pair, serve);
     for (sample, why) in [
         (
+            "authtime_xdp_frames_total{verdict=\"drop\",reason=\"short\"}",
+            "truncated payload",
+        ),
+        (
+            "authtime_xdp_frames_total{verdict=\"drop\",reason=\"bad_length\"}",
+            "UDP length",
+        ),
+        (
             "authtime_xdp_frames_total{verdict=\"drop\",reason=\"bad_udp_checksum\"}",
             "bad UDP checksum",
         ),
         (
             "authtime_xdp_frames_total{verdict=\"drop\",reason=\"bad_ip_checksum\"}",
             "bad IP checksum",
-        ),
-        (
-            "authtime_xdp_frames_total{verdict=\"drop\",reason=\"bad_length\"}",
-            "UDP length",
         ),
         (
             "authtime_xdp_frames_total{verdict=\"pass\",reason=\"bad_destination\"}",
@@ -579,7 +586,7 @@ fn malformed_frames_are_counted_not_answered(pair: &Pair, serve: &Serve) {
     assert_eq!(metric(&after, OURS), metric(&before, OURS));
     // The same injection, well-formed, is answered from the frame path.
     run_in(&pair.client, || {
-        inject(&pair.client_if, &[good]);
+        inject(&pair.client_if, &[good.clone()]);
         let mut buf = [0u8; 128];
         let (n, peer) = client
             .recv_from(&mut buf)
@@ -593,6 +600,28 @@ fn malformed_frames_are_counted_not_answered(pair: &Pair, serve: &Serve) {
         metric(&scrape(pair, serve), OURS),
         metric(&before, OURS) + 1
     );
+    // With IP options (four NOPs) the program leaves the frame to the
+    // kernel, whose socket on the same address answers it: not ours.
+    let mut options = good[..34].to_vec();
+    options.extend_from_slice(&[1, 1, 1, 1]);
+    options.extend_from_slice(&good[34..]);
+    options[14] = 0x46; // version 4, IHL 6
+    let total = u16::from_be_bytes([options[16], options[17]]) + 4;
+    options[16..18].copy_from_slice(&total.to_be_bytes());
+    options[24..26].fill(0);
+    let c = finish(fold(0, &options[14..38]));
+    options[24..26].copy_from_slice(&c.to_be_bytes());
+    let ours_before = metric(&scrape(pair, serve), OURS);
+    run_in(&pair.client, || {
+        inject(&pair.client_if, &[options]);
+        let mut buf = [0u8; 128];
+        let (n, peer) = client
+            .recv_from(&mut buf)
+            .expect("the kernel's socket answers the request with IP options");
+        assert_eq!((n, peer), (48, SocketAddr::from(to)));
+        assert_eq!(buf[24..32], ntp_request()[40..48], "origin timestamp");
+    });
+    assert_eq!(metric(&scrape(pair, serve), OURS), ours_before);
 }
 
 #[test]
