@@ -42,6 +42,10 @@ struct StackRow {
     xdp_machine_ns: Option<f64>,
     /// AF_XDP: runs in which the bouncing frame went missing.
     xdp_lost_runs: usize,
+    /// AF_XDP: moves over all runs, and of them those whose frame was not
+    /// yet on the far end's RX ring when the sender's kick returned.
+    xdp_moves: usize,
+    xdp_waits: usize,
     /// The user-space frame work of one AF_XDP move alone (parse with
     /// checksums, reply headers with checksums), CPU ns.
     xdp_frame_ns: f64,
@@ -52,6 +56,8 @@ struct XdpCell {
     process_ns: f64,
     machine_ns: Option<f64>,
     lost_runs: usize,
+    moves: usize,
+    waits: usize,
 }
 
 fn xdp_cell(
@@ -70,6 +76,8 @@ fn xdp_cell(
         process_ns: crate::stats::median(&mut process).unwrap_or(0.0),
         machine_ns: crate::stats::median(&mut machine),
         lost_runs: runs.iter().filter(|r| r.lost).count(),
+        moves: runs.iter().map(|r| r.moves).sum(),
+        waits: runs.iter().map(|r| r.waits).sum(),
     })
 }
 
@@ -253,6 +261,8 @@ pub fn run_plan(
             xdp_ns: xdp.as_ref().map(|x| x.process_ns),
             xdp_machine_ns: xdp.as_ref().and_then(|x| x.machine_ns),
             xdp_lost_runs: xdp.as_ref().map_or(0, |x| x.lost_runs),
+            xdp_moves: xdp.as_ref().map_or(0, |x| x.moves),
+            xdp_waits: xdp.as_ref().map_or(0, |x| x.waits),
             xdp_frame_ns: 1e9 / frame_pps,
         });
     }
@@ -457,6 +467,14 @@ pub fn run_plan(
             "The whole machine's busy CPU per AF_XDP move was {lo:.2}× to {hi:.2}× the process's: \
              near 1 when the move's kernel work all ran in the process's context and nothing else ran; \
              above, other work on the machine (or softirq work deferred to ksoftirqd) was counted too."
+        ));
+    }
+    let moves: usize = rows.iter().map(|r| r.xdp_moves).sum();
+    if moves > 0 {
+        let waits: usize = rows.iter().map(|r| r.xdp_waits).sum();
+        findings.push(format!(
+            "Of {moves} AF_XDP moves, {waits} found the frame not yet on the far end's RX ring when the sender's kick returned \
+             (the rest were delivered within the sending thread's sendto, so its CPU time holds their receive side)."
         ));
     }
     let lost: usize = rows.iter().map(|r| r.xdp_lost_runs).sum();

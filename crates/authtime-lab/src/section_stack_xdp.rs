@@ -71,6 +71,10 @@ pub struct BounceRun {
     /// The whole machine's busy CPU per move, in ns; `None` for a run
     /// shorter than [`MACHINE_MIN_WALL`].
     pub machine_ns: Option<f64>,
+    /// Times the frame was not yet on the expected side's RX ring and the
+    /// loop waited for it (poll): 0 when the kernel delivers each frame
+    /// within the `sendto` that sent it.
+    pub waits: usize,
     /// Whether the frame went missing before the run's count or time was
     /// up (the run then ends with the moves made).
     pub lost: bool,
@@ -199,14 +203,17 @@ impl Bouncer {
             ));
         }
         let (start, cpu0, machine0) = (Instant::now(), process_cpu_time(), MachineCpu::now());
-        let (mut moves, mut lost) = (0, false);
+        let (mut moves, mut waits, mut lost) = (0, 0, false);
         while moves < count && start.elapsed() < limit {
             if bounce_once(&mut self.sides[at].xsk, &self.served, size)? {
                 moves += 1;
                 at ^= 1;
-            } else if !self.sides[at].xsk.wait(LOST_AFTER).unwrap_or(false) {
-                lost = true;
-                break;
+            } else {
+                waits += 1;
+                if !self.sides[at].xsk.wait(LOST_AFTER).unwrap_or(false) {
+                    lost = true;
+                    break;
+                }
             }
         }
         let cpu = (process_cpu_time() - cpu0).as_nanos() as f64;
@@ -225,6 +232,7 @@ impl Bouncer {
             moves,
             process_ns: cpu / moves as f64,
             machine_ns: machine.map(|m| m / moves as f64),
+            waits,
             lost,
         })
     }

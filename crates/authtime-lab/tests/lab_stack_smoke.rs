@@ -69,6 +69,7 @@ fn the_stack_section_has_an_af_xdp_column_as_root_or_says_why() {
         assert!(cell > 0.0, "{cells:?}");
         assert!(row["xdp_ns"].as_f64().is_some_and(|v| v > 0.0), "{row}");
         assert_eq!(row["xdp_lost_runs"].as_u64(), Some(0), "{row}");
+        assert_eq!(row["xdp_moves"].as_u64(), Some(500), "{row}");
     }
     let xdp = &section.tables[1];
     assert!(xdp.title.contains("AF_XDP"), "{}", xdp.title);
