@@ -44,6 +44,7 @@ pub mod section_roughtime;
 pub mod section_roughtime_report;
 pub mod section_soak;
 pub mod section_stack;
+pub mod section_stack_xdp;
 pub mod section_tesla;
 mod section_tesla_measure;
 pub mod section_xdp;

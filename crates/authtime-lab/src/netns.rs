@@ -162,6 +162,22 @@ impl NetnsPair {
         Ok(pair)
     }
 
+    /// Sets the MTU of both veth ends (1500 by default: a 1500-byte UDP
+    /// payload needs 1528).
+    ///
+    /// # Errors
+    /// The `ip` command's message.
+    pub fn set_mtu(&self, mtu: u32) -> Result<(), String> {
+        let mtu = mtu.to_string();
+        for (ns, dev) in [
+            (&self.server, &self.veth.0),
+            (&self.generator, &self.veth.1),
+        ] {
+            ip(&["-n", ns, "link", "set", "dev", dev, "mtu", &mtu])?;
+        }
+        Ok(())
+    }
+
     /// A command that runs `program` in the server's namespace.
     #[must_use]
     pub fn server_command(&self, program: &std::path::Path) -> Command {
