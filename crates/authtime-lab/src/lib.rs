@@ -20,6 +20,7 @@ pub mod load_ntp_schedule;
 pub mod load_nts;
 pub mod load_nts_stats;
 pub mod load_roughtime;
+pub mod load_roughtime_paced;
 pub mod machine;
 pub mod netns;
 pub mod openssl_evp;
