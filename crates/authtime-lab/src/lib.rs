@@ -49,6 +49,7 @@ pub mod section_tesla;
 mod section_tesla_measure;
 pub mod section_xdp;
 pub mod section_xdp_report;
+mod section_xdp_servers;
 mod soak_processes;
 pub mod soak_verdict;
 pub mod stats;
