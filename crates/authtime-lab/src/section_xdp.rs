@@ -141,7 +141,7 @@ impl Protocol {
         }
     }
 
-    /// A short tag for file names.
+    /// A short tag for file names, and the name `--protocols` takes.
     #[must_use]
     pub fn tag(self) -> &'static str {
         match self {
@@ -149,6 +149,25 @@ impl Protocol {
             Self::Nts => "nts",
             Self::Roughtime => "roughtime",
         }
+    }
+
+    /// A comma-separated list of tags (`ntp,nts`), each once at most.
+    ///
+    /// # Errors
+    /// An empty list, an unknown name or one named twice.
+    pub fn parse_list(text: &str) -> Result<Vec<Self>, String> {
+        let mut out = Vec::new();
+        for name in text.split(',').map(str::trim) {
+            let p = Self::ALL
+                .into_iter()
+                .find(|p| p.tag() == name)
+                .ok_or_else(|| format!("`{name}`: not a protocol (ntp, nts, roughtime)"))?;
+            if out.contains(&p) {
+                return Err(format!("`{name}` named twice"));
+            }
+            out.push(p);
+        }
+        Ok(out)
     }
 }
 
@@ -398,12 +417,20 @@ impl Outcome {
     }
 }
 
-/// Runs the section (`--quick` or full).
+/// Runs the section (`--quick` or full), only `protocols` when given
+/// (`--protocols`; default all).
 ///
 /// # Errors
 /// None in practice: what cannot be measured is said in the report.
-pub fn run(quick: bool, progress: &mut Progress<'_>) -> Result<Section, String> {
-    let plan = if quick { Plan::quick() } else { Plan::full() };
+pub fn run(
+    quick: bool,
+    protocols: Option<&[Protocol]>,
+    progress: &mut Progress<'_>,
+) -> Result<Section, String> {
+    let mut plan = if quick { Plan::quick() } else { Plan::full() };
+    if let Some(protocols) = protocols {
+        plan.auths.retain(|a| protocols.contains(&a.protocol()));
+    }
     let outcome = run_plan(plan, progress);
     Ok(crate::section_xdp_report::section(&outcome, quick))
 }
@@ -826,4 +853,34 @@ fn kernel_threads_cpu() -> f64 {
             crate::section_nts_server::process_cpu_split(pid).map(|(u, s)| u + s)
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protocols_parse_from_their_tags() {
+        assert_eq!(
+            Protocol::parse_list("nts, roughtime"),
+            Ok(vec![Protocol::Nts, Protocol::Roughtime])
+        );
+        assert!(Protocol::parse_list("ntp,ntp").is_err());
+        assert!(Protocol::parse_list("").is_err());
+        assert!(Protocol::parse_list("ptp").is_err());
+    }
+
+    #[test]
+    fn every_plan_gives_each_protocol_rates_and_stays_bounded() {
+        for plan in [Plan::full(), Plan::quick(), Plan::smoke()] {
+            for &auth in &plan.auths {
+                assert!(!plan.rates_for(auth).is_empty(), "{auth:?}");
+            }
+            assert_eq!(plan.protocols(), Protocol::ALL.to_vec());
+            // Every measurement's sending is bounded: at most a few minutes
+            // of sending in all.
+            let sending = plan.step * measurement_count(&plan) as u32;
+            assert!(sending <= Duration::from_secs(300), "{sending:?}");
+        }
+    }
 }
