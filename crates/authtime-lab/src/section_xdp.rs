@@ -84,7 +84,8 @@ pub enum Auth {
     Cmac,
     /// NTP without a MAC.
     Plain,
-    /// NTS-protected NTP (RFC 8915), AEAD_AES_SIV_CMAC_256.
+    /// NTS-protected NTP (RFC 8915; the generator offers
+    /// AEAD_AES_SIV_CMAC_256 first).
     Nts,
     /// Roughtime (1024-byte requests, RFC version offered).
     Roughtime,

@@ -708,7 +708,7 @@ fn other_protocols_method(outcome: &Outcome) -> String {
              `[xdp]` (the NTS-KE TCP connections pass through the kernel beside the XDP \
              program). A CA and one leaf for the three addresses come from `authtime nts \
              cert`. The generator is authtime-lab's load_nts (one thread, {sockets} \
-             sockets, evenly spaced in 1 ms ticks, AEAD_AES_SIV_CMAC_256): before each \
+             sockets, AEAD_AES_SIV_CMAC_256 offered first): before each \
              measurement it makes 8 NTS-KE sessions over TCP (full TLS 1.3 handshakes), \
              outside the CPU counters; during it it sends NTS requests with their cookies \
              (reused while the pool holds fewer than 64, refilled by the replies' new \
