@@ -398,7 +398,9 @@ fn step_table(outcome: &Outcome, auth: Auth, rate: f64) -> Table {
             Protocol::Nts => {
                 " NTS-NTP: answered = replies whose authenticator and unique identifier \
                  checked out; loss = 1 − those ÷ requests scheduled; the key exchanges that \
-                 got the cookies were made before the measurement and are not in its CPU."
+                 got the cookies were made before the measurement and are not in its CPU. \
+                 The NTS generator fell behind (†) when over 5% of its requests left more \
+                 than 5 ms late or its sending overran the step by 5%."
             }
             Protocol::Roughtime => {
                 " Roughtime: answered = responses received (every 64th verified against the \
