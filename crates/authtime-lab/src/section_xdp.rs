@@ -7,9 +7,9 @@
 //! **Setup.** The accuracy section's ([`crate::section_accuracy`]): two
 //! network namespaces of the section's own joined by a veth pair, the
 //! servers in one (each on an address of its own, port 123, pinned to
-//! CPU 0), the load generator ([`crate::load_ntp`]) in the other, as a
-//! thread of the lab pinned to CPU 1. chronyd and authtime on sockets run
-//! for the whole section; authtime on AF_XDP is the same `authtime serve`
+//! CPU 0), the load generator in the other, as a thread of the lab pinned
+//! to CPU 1. chronyd (or roughenough) and authtime on sockets run for all
+//! of their protocol's measurements; authtime on AF_XDP is the same `authtime serve`
 //! with an `[xdp]` section naming the server-side veth (`attach =
 //! "native"`), started for each of its measurements and stopped after it,
 //! so that the others are measured on a veth with no XDP program (native
@@ -37,7 +37,7 @@
 //! from round to round, every server of a step with the same schedule.
 //!
 //! **Protocols.** One after the other, each with its own three servers
-//! ([`crate::section_xdp_servers`]) on the same three addresses: NTP (the
+//! (module `section_xdp_servers`) on the same three addresses: NTP (the
 //! generator [`crate::load_ntp`]), NTS-NTP (the generator
 //! [`crate::load_nts`], its cookies from NTS-KE over TCP made before each
 //! measurement: on AF_XDP that TCP goes through the kernel beside the XDP
