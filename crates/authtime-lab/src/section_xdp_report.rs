@@ -641,21 +641,53 @@ fn method(outcome: &Outcome, quick: bool) -> String {
     } else {
         ""
     };
+    // Without NTP in the plan, the NTP generator's and servers' parts give
+    // way to the other protocols' (below).
+    let ntp = !auths.is_empty();
+    let generator = if ntp {
+        format!(
+            "the open-loop generator (authtime-lab's load_ntp, {} source sockets, evenly \
+             spaced requests, one logical client per 10 req/s)",
+            plan.sockets
+        )
+    } else {
+        "the protocol's generator (below)".into()
+    };
+    let servers = if ntp {
+        "chronyd (`-x`, `local stratum 1`, `allow`, the key file) and `authtime serve` on \
+         sockets (one worker, rate limit off, stratum-1 static clock, the same chrony-format \
+         AES-128-CMAC key file) run throughout"
+    } else {
+        "the protocol's peer and `authtime serve` on sockets (one worker, rate limit off, \
+         stratum-1 static clock) run for all of its measurements"
+    };
+    let steps = if ntp {
+        format!(
+            "Steps: {} req/s; {}; ",
+            rates.join(", "),
+            auths.join(" and ")
+        )
+    } else {
+        "Steps: each protocol's (below); ".into()
+    };
+    let t3 = if ntp {
+        " T3 offset: kernel receive time of the reply at the generator − the T3 it carries \
+         (one clock; includes the veth crossing, about 0.1-0.3 µs), basic mode (the AF_XDP \
+         path answers basic requests only). Replies are counted, not authenticated."
+    } else {
+        ""
+    };
     format!(
         "Two network namespaces of the section's own joined by a veth pair (the accuracy \
          section's setup): the servers in one, each on its own address, port 123, pinned to \
-         CPU 0; the open-loop generator (authtime-lab's load_ntp, {sockets} source sockets, \
-         evenly spaced requests, one logical client per 10 req/s) in the other, pinned to \
-         CPU 1. chronyd (`-x`, `local stratum 1`, `allow`, the key file) and `authtime \
-         serve` on sockets (one worker, rate limit off, stratum-1 static clock, the same \
-         chrony-format AES-128-CMAC key file) run throughout; `authtime serve` on AF_XDP is \
+         CPU 0; {generator} in the other, pinned to CPU 1. {servers}; `authtime serve` on AF_XDP is \
          the same configuration plus `[xdp] interface = \"{interface}\"`, `attach = \
          \"native\"` (copy mode: veth has no zero-copy), started for each of its \
          measurements and stopped after it, so the others run on a veth with no XDP \
          program. The generator's veth end computes UDP checksums in software (transmit \
          checksum offload {offload}), for every server alike: a veth leaves offloaded \
          checksums unfilled, which the AF_XDP path must drop, while a NIC's peer on a real \
-         link sends them complete. Steps: {rates} req/s; {auths}; {step:.1} s of sending \
+         link sends them complete. {steps}{step:.1} s of sending \
          each, then up to {drain} ms for late replies; {rounds} round(s), the servers' \
          order alternating between rounds, all servers of a step sent the same schedule. \
          CPU: the server process's utime and stime (/proc/PID/stat), the whole machine's \
@@ -671,14 +703,8 @@ fn method(outcome: &Outcome, quick: bool) -> String {
          else runs, so the section watches the machine idle (servers up, no load) for \
          {baseline:.1} s before the measurements and after them (idle baseline: {idle}), \
          and also gives an attributed figure: the server and lab processes and the kernel \
-         threads. T3 offset: kernel receive time of the reply at the generator − the T3 it \
-         carries (one clock; includes the veth crossing, about 0.1-0.3 µs), basic mode \
-         (the AF_XDP path answers basic requests only). Replies are counted, not \
-         authenticated. The machine is shared (steal time is noted), and `/proc`'s 10 ms \
+         threads.{t3} The machine is shared (steal time is noted), and `/proc`'s 10 ms \
          ticks make short steps coarse{quick}.{others} This section took {elapsed:.0} s.",
-        sockets = plan.sockets,
-        rates = rates.join(", "),
-        auths = auths.join(" and "),
         step = plan.step.as_secs_f64(),
         drain = plan.drain.as_millis(),
         rounds = plan.rounds,
@@ -1132,5 +1158,111 @@ mod tests {
             section.findings
         );
         assert!(section.method.contains("transmit checksum offload off"));
+    }
+
+    /// An NTS-NTP and a Roughtime measurement of authtime on AF_XDP: 1 s of
+    /// 2000 requests, 1900 answered, 0.2 s of server CPU.
+    fn other_protocols() -> Outcome {
+        use crate::{load_nts_stats::Tally, load_roughtime_paced::PacedReport};
+        let mut o = outcome();
+        o.plan.auths = vec![Auth::Nts, Auth::Roughtime];
+        let tally = Tally {
+            ntp_us: vec![50; 1900],
+            t3_offsets_ns: vec![1000, 1200, 1400],
+            ..Tally::default()
+        };
+        let nts = tally.report(
+            crate::load_nts::Mode::Nts { ntp_per_ke: 0 },
+            2000.0,
+            std::time::Duration::from_secs(1),
+            std::time::Duration::from_secs(1),
+            0,
+            std::time::Duration::ZERO,
+            false,
+            0.1,
+            false,
+        );
+        let roughtime = PacedReport {
+            rate: 2000.0,
+            scheduled: 2000,
+            sent: 2000,
+            received: 1900,
+            duration_s: 1.0,
+            sent_for_s: 1.0,
+            loss: 0.05,
+            received_rate: 1900.0,
+            ..PacedReport::default()
+        };
+        let mut m = measurement(ServerKind::Xdp, 0.19, 2.0);
+        m.report = None;
+        o.measurements = vec![
+            Measurement {
+                auth: Auth::Nts,
+                rate: 2000.0,
+                nts: Some(nts),
+                ..m.clone()
+            },
+            Measurement {
+                auth: Auth::Roughtime,
+                rate: 2000.0,
+                roughtime: Some(roughtime),
+                ..m
+            },
+        ];
+        o.servers = [Protocol::Nts, Protocol::Roughtime]
+            .into_iter()
+            .flat_map(|protocol| {
+                ServerKind::ALL.map(|server| ServerStatus {
+                    protocol,
+                    server,
+                    not_available: (server != ServerKind::Xdp).then(|| "not here".into()),
+                })
+            })
+            .collect();
+        o
+    }
+
+    #[test]
+    fn nts_and_roughtime_figures_come_from_their_generators() {
+        let o = other_protocols();
+        let nts = Figures::of(&o.measurements[0], &o).expect("NTS figures");
+        assert!((nts.answered - 1900.0).abs() < 1e-9);
+        assert!((nts.loss - 0.05).abs() < 1e-9);
+        // 0.19 s of server CPU over 1900 checked replies: 100 µs each.
+        assert!((nts.server_us.expect("server") - 100.0).abs() < 1e-9);
+        assert!((nts.t3_median_us.expect("T3") - 1.2).abs() < 1e-9);
+        let rt = Figures::of(&o.measurements[1], &o).expect("Roughtime figures");
+        assert!((rt.answered - 1900.0).abs() < 1e-9);
+        assert!((rt.offered - 2000.0).abs() < 1e-9);
+        assert_eq!(rt.t3_median_us, None);
+
+        let section = section(&o, true);
+        // NTS and Roughtime step tables, the ratios of each, every measurement.
+        assert_eq!(section.tables.len(), 5, "{:?}", section.tables);
+        let rt_table = &section.tables[1];
+        assert!(rt_table.title.starts_with("Roughtime"));
+        assert_eq!(rt_table.columns[1], "roughenough");
+        assert_eq!(rt_table.rows[0][1], "not available: not here");
+        let t3 = rt_table
+            .rows
+            .iter()
+            .find(|r| r[0].starts_with("T3"))
+            .expect("T3 row");
+        assert_eq!(t3[3], "–");
+        assert!(section.tables[3].columns[2].contains("roughenough ÷ sockets"));
+        assert!(section.method.contains("NTS-KE"));
+        assert!(
+            !section.method.contains("CMAC key file"),
+            "{}",
+            section.method
+        );
+        assert!(
+            section
+                .findings
+                .iter()
+                .any(|f| f.starts_with("roughenough (Roughtime) was not measured")),
+            "{:?}",
+            section.findings
+        );
     }
 }
