@@ -18,6 +18,7 @@ fn main() {
         only: Some(only),
         out: out.into(),
         duration: None,
+        xdp_protocols: None,
     };
     let mut progress = authtime_lab::Progress::new(|l| eprintln!("{l}"));
     if let Err(e) = authtime_lab::run(&opts, &mut progress) {

@@ -20,6 +20,7 @@ pub mod load_ntp_schedule;
 pub mod load_nts;
 pub mod load_nts_stats;
 pub mod load_roughtime;
+pub mod load_roughtime_paced;
 pub mod machine;
 pub mod netns;
 pub mod openssl_evp;
@@ -49,6 +50,7 @@ pub mod section_tesla;
 mod section_tesla_measure;
 pub mod section_xdp;
 pub mod section_xdp_report;
+mod section_xdp_servers;
 mod soak_processes;
 pub mod soak_verdict;
 pub mod stats;
@@ -174,6 +176,8 @@ pub struct LabOptions {
     pub out: PathBuf,
     /// Length of the soak section's run (default: one hour, or 150 s with `quick`).
     pub duration: Option<std::time::Duration>,
+    /// The protocols the xdp section measures (default: all).
+    pub xdp_protocols: Option<Vec<section_xdp::Protocol>>,
 }
 
 /// Runs the selected sections and writes the report into `opts.out`.
@@ -229,7 +233,9 @@ pub fn run(opts: &LabOptions, progress: &mut Progress<'_>) -> Result<Vec<report:
             SectionId::Nts => section_nts::run(opts.quick, progress)?,
             SectionId::Roughtime => section_roughtime::run(opts.quick, progress)?,
             SectionId::Accuracy => section_accuracy::run(opts.quick, progress)?,
-            SectionId::Xdp => section_xdp::run(opts.quick, progress)?,
+            SectionId::Xdp => {
+                section_xdp::run(opts.quick, opts.xdp_protocols.as_deref(), progress)?
+            }
             SectionId::Soak => section_soak::run(
                 &section_soak::SoakOptions::new(opts.quick, opts.duration),
                 progress,

@@ -269,7 +269,8 @@ pub struct OffsetStats {
 }
 
 impl OffsetStats {
-    fn of(mut ns: Vec<i32>) -> Self {
+    /// The statistics of offsets in ns.
+    pub(crate) fn of(mut ns: Vec<i32>) -> Self {
         if ns.is_empty() {
             return Self::default();
         }

@@ -273,6 +273,8 @@ pub struct Generator {
     stop: Arc<AtomicBool>,
     receivers: Vec<tokio::task::JoinHandle<()>>,
     current: Arc<Mutex<Option<Arc<Step>>>>,
+    /// [`Generator::prepare`] made the sessions the next NTS step starts with.
+    prepared: bool,
 }
 
 impl Drop for Generator {
@@ -345,6 +347,7 @@ impl Generator {
             stop: Arc::new(AtomicBool::new(false)),
             receivers: Vec::new(),
             current: Arc::new(Mutex::new(None)),
+            prepared: false,
         })
     }
 
@@ -400,6 +403,21 @@ impl Generator {
         })
     }
 
+    /// Makes the NTS-KE sessions the next NTS step starts with and opens the
+    /// sockets, so that a caller measuring the step's cost can leave them
+    /// out (the step then does not make them again).
+    ///
+    /// # Errors
+    /// No NTS-KE session, sockets that cannot be opened.
+    pub fn prepare(&mut self) -> Result<(), String> {
+        if let Mode::Nts { .. } = self.opts.mode {
+            let ntp = self.prefill()?;
+            self.open_sockets(ntp)?;
+            self.prepared = true;
+        }
+        Ok(())
+    }
+
     /// Runs one step at `rate` for `duration`; `keep_samples` keeps the
     /// sorted latencies (for CDF plots).
     ///
@@ -422,8 +440,10 @@ impl Generator {
                 self.open_sockets(target)?;
             }
             Mode::Nts { .. } => {
-                let ntp = self.prefill()?;
-                self.open_sockets(ntp)?;
+                if !std::mem::take(&mut self.prepared) {
+                    let ntp = self.prefill()?;
+                    self.open_sockets(ntp)?;
+                }
             }
         }
         let step = Arc::new(Step {
@@ -812,7 +832,7 @@ fn take_reply(
                         if header.stratum == 0 {
                             Err(Fault::Kiss)
                         } else {
-                            Ok(())
+                            Ok(header)
                         }
                     }
                     Ok(ClientOutcome::Nak { .. }) => Err(Fault::Nak),
@@ -826,7 +846,12 @@ fn take_reply(
         let mut tally = step.tally();
         match verdict {
             _ if rtt > step.timeout => tally.ntp_errors.timeout += 1,
-            Ok(()) => tally.ntp_us.push(micros),
+            Ok(header) => {
+                tally.ntp_us.push(micros);
+                if let Some(offset) = stamp.and_then(|s| t3_offset_ns(s, &header)) {
+                    tally.t3_offsets_ns.push(offset);
+                }
+            }
             Err(Fault::Kiss) => tally.ntp_errors.kiss += 1,
             Err(Fault::Nak) => tally.ntp_errors.nak += 1,
             Err(Fault::BadAuth) => tally.ntp_errors.bad_auth += 1,
@@ -840,15 +865,26 @@ enum Fault {
     BadAuth,
 }
 
-fn plain_verdict(reply: &[u8]) -> Result<(), Fault> {
+fn plain_verdict(reply: &[u8]) -> Result<Header, Fault> {
     let Ok(header) = Header::decode(&mut Reader::new(reply)) else {
         return Err(Fault::BadAuth);
     };
     if header.stratum == 0 {
         Err(Fault::Kiss)
     } else {
-        Ok(())
+        Ok(header)
     }
+}
+
+/// How early the reply's transmit timestamp (T3) is: the kernel's receive
+/// time of the reply − T3, in ns, saturated to ±2.1 s (as the NTP
+/// generator's accuracy samples are).
+fn t3_offset_ns(received: std::time::SystemTime, header: &Header) -> Option<i32> {
+    let rx = received.duration_since(std::time::UNIX_EPOCH).ok()?;
+    let secs = i64::try_from(rx.as_secs()).ok()?;
+    let t3 = header.transmit_ts.to_unix_near(secs).as_nanos();
+    let offset = i128::try_from(rx.as_nanos()).ok()? - t3;
+    Some(offset.clamp(i128::from(i32::MIN), i128::from(i32::MAX)) as i32)
 }
 
 /// Runs `rates` one after the other, each for `step` (a ramp; one rate is one step).

@@ -160,6 +160,9 @@ pub struct Tally {
     pub icmp_refused: u64,
     /// NTS exchanges that reused a cookie (the pool was low).
     pub cookies_reused: u64,
+    /// T3 offsets of the answered NTP exchanges that came with a kernel
+    /// receive timestamp: receive time − T3, ns.
+    pub t3_offsets_ns: Vec<i32>,
 }
 
 /// What one step measured.
@@ -207,6 +210,10 @@ pub struct StepReport {
     pub fell_behind: bool,
     /// CPU time of the generator's process ÷ wall time of the step (1.0 = one core busy).
     pub generator_cpu: f64,
+    /// How early the replies' T3 was (the kernel's receive time of the
+    /// reply − its T3; one clock on one machine), over the answered
+    /// exchanges with a receive timestamp; `None` without any.
+    pub t3_offset: Option<crate::load_ntp_accuracy::OffsetStats>,
 }
 
 impl StepReport {
@@ -280,6 +287,8 @@ impl Tally {
             max_lag_ms: max_lag.as_secs_f64() * 1e3,
             fell_behind,
             generator_cpu,
+            t3_offset: (!self.t3_offsets_ns.is_empty())
+                .then(|| crate::load_ntp_accuracy::OffsetStats::of(self.t3_offsets_ns)),
         }
     }
 }

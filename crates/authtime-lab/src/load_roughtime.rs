@@ -259,7 +259,7 @@ pub fn run(opts: &RoughtimeLoadOptions) -> Result<RoughtimeLoadReport, String> {
     Ok(report)
 }
 
-fn verify_sample(
+pub(crate) fn verify_sample(
     pool: &[Vec<u8>],
     response: &[u8],
     key: &[u8; 32],

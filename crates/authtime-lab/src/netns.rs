@@ -19,6 +19,13 @@ use std::process::{Command, Stdio};
 /// view of anything else (both are empty but for loopback and the veth).
 const NETWORK: [u8; 3] = [10, 200, 7];
 
+/// Whether `ip` is in the private network the lab's namespaces use (the
+/// load generators send nowhere else but loopback).
+#[must_use]
+pub fn in_lab_network(ip: std::net::IpAddr) -> bool {
+    matches!(ip, std::net::IpAddr::V4(v4) if v4.octets()[..3] == NETWORK)
+}
+
 /// Whether this process runs as root.
 #[must_use]
 pub fn is_root() -> bool {

@@ -1,14 +1,15 @@
 //! Section `xdp` (issue 31, part 3): what a request costs the whole machine,
 //! and how early its reply's transmit timestamp (T3) is, for chronyd,
 //! authtime on sockets and authtime on AF_XDP side by side, at rising
-//! request rates, NTP with AES-128-CMAC (and plain NTP).
+//! request rates, NTP with AES-128-CMAC (and plain NTP), NTS-NTP (chronyd
+//! as an NTS server) and Roughtime (roughenough 2.2 in chronyd's place).
 //!
 //! **Setup.** The accuracy section's ([`crate::section_accuracy`]): two
 //! network namespaces of the section's own joined by a veth pair, the
 //! servers in one (each on an address of its own, port 123, pinned to
-//! CPU 0), the load generator ([`crate::load_ntp`]) in the other, as a
-//! thread of the lab pinned to CPU 1. chronyd and authtime on sockets run
-//! for the whole section; authtime on AF_XDP is the same `authtime serve`
+//! CPU 0), the load generator in the other, as a thread of the lab pinned
+//! to CPU 1. chronyd (or roughenough) and authtime on sockets run for all
+//! of their protocol's measurements; authtime on AF_XDP is the same `authtime serve`
 //! with an `[xdp]` section naming the server-side veth (`attach =
 //! "native"`), started for each of its measurements and stopped after it,
 //! so that the others are measured on a veth with no XDP program (native
@@ -34,11 +35,18 @@
 //!
 //! Servers are measured in turn within each step, the order alternating
 //! from round to round, every server of a step with the same schedule.
+//!
+//! **Protocols.** One after the other, each with its own three servers
+//! (module `section_xdp_servers`) on the same three addresses: NTP (the
+//! generator [`crate::load_ntp`]), NTS-NTP (the generator
+//! [`crate::load_nts`], its cookies from NTS-KE over TCP made before each
+//! measurement: on AF_XDP that TCP goes through the kernel beside the XDP
+//! program), Roughtime (the open-loop [`crate::load_roughtime_paced`]). A
+//! peer that is missing (chronyd, roughenough) leaves its column with the
+//! reason and the rest is measured.
 
 use std::{
     fs,
-    net::{Ipv4Addr, SocketAddr},
-    path::Path,
     time::{Duration, Instant},
 };
 
@@ -49,40 +57,118 @@ use crate::{
     Progress,
     cpu_time::{MachineCpu, process_cpu_time},
     load_ntp::{self, Arrivals, LoadOptions, LoadReport},
+    load_nts::{self, KeyExchangeOffer, NtsLoadOptions},
+    load_nts_stats::StepReport,
+    load_roughtime::Version,
+    load_roughtime_paced::{self, PacedOptions, PacedReport},
     netns::{self, NetnsPair},
     report::Section,
-    scheduling::{cpus_allowed, pin, pin_process},
-    section_accuracy::spawn_logged,
-    section_ntp::{ServerProcess, TempDir, find_chronyd, make_key, wait_ready},
+    scheduling::{cpus_allowed, pin},
+    section_ntp::{TempDir, make_key},
+    section_xdp_servers::{self, Credentials, Material, Server},
 };
 
 /// The CPU the servers are pinned to, and the generator's.
-const SERVER_CPU: usize = 0;
+pub(crate) const SERVER_CPU: usize = 0;
 const GENERATOR_CPU: usize = 1;
-/// The `[clock]` of the authtime servers: stratum 1, as chronyd's `local
-/// stratum 1` announces.
-const CLOCK: &str = "[clock]\nsource = \"static\"\nstratum = 1\nreference-id = \"LOCL\"\n";
+/// Verify every n-th Roughtime response.
+const ROUGHTIME_VERIFY_EVERY: u64 = 64;
 /// How long the machine is watched idle (servers up, no load) before the
 /// steps, for the idle baseline.
 pub const IDLE_BASELINE: Duration = Duration::from_secs(1);
 
-/// The request's authentication.
+/// The request's protocol and authentication.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Auth {
-    /// A symmetric key, AES-128-CMAC (chrony key file, key 1).
+    /// NTP with a symmetric key, AES-128-CMAC (chrony key file, key 1).
     Cmac,
-    /// No MAC.
+    /// NTP without a MAC.
     Plain,
+    /// NTS-protected NTP (RFC 8915; the generator offers
+    /// AEAD_AES_SIV_CMAC_256 first).
+    Nts,
+    /// Roughtime (1024-byte requests, RFC version offered).
+    Roughtime,
 }
 
 impl Auth {
+    /// All four, in the order of the report.
+    pub const ALL: [Self; 4] = [Self::Cmac, Self::Plain, Self::Nts, Self::Roughtime];
+
     /// How the report names it.
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
             Self::Cmac => "AES-128-CMAC",
             Self::Plain => "plain NTP",
+            Self::Nts => "NTS-NTP",
+            Self::Roughtime => "Roughtime",
         }
+    }
+
+    /// The protocol whose servers answer it.
+    #[must_use]
+    pub fn protocol(self) -> Protocol {
+        match self {
+            Self::Cmac | Self::Plain => Protocol::Ntp,
+            Self::Nts => Protocol::Nts,
+            Self::Roughtime => Protocol::Roughtime,
+        }
+    }
+}
+
+/// The protocols, each measured with servers of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Protocol {
+    /// NTP, with a MAC or without: chronyd with the key file.
+    Ntp,
+    /// NTS-NTP: chronyd as an NTS server.
+    Nts,
+    /// Roughtime: roughenough 2.2 in chronyd's place.
+    Roughtime,
+}
+
+impl Protocol {
+    /// All three, in the order measured.
+    pub const ALL: [Self; 3] = [Self::Ntp, Self::Nts, Self::Roughtime];
+
+    /// How the report names it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ntp => "NTP",
+            Self::Nts => "NTS-NTP",
+            Self::Roughtime => "Roughtime",
+        }
+    }
+
+    /// A short tag for file names, and the name `--protocols` takes.
+    #[must_use]
+    pub fn tag(self) -> &'static str {
+        match self {
+            Self::Ntp => "ntp",
+            Self::Nts => "nts",
+            Self::Roughtime => "roughtime",
+        }
+    }
+
+    /// A comma-separated list of tags (`ntp,nts`), each once at most.
+    ///
+    /// # Errors
+    /// An empty list, an unknown name or one named twice.
+    pub fn parse_list(text: &str) -> Result<Vec<Self>, String> {
+        let mut out = Vec::new();
+        for name in text.split(',').map(str::trim) {
+            let p = Self::ALL
+                .into_iter()
+                .find(|p| p.tag() == name)
+                .ok_or_else(|| format!("`{name}`: not a protocol (ntp, nts, roughtime)"))?;
+            if out.contains(&p) {
+                return Err(format!("`{name}` named twice"));
+            }
+            out.push(p);
+        }
+        Ok(out)
     }
 }
 
@@ -101,7 +187,7 @@ impl ServerKind {
     /// All three, in the order of the tables.
     pub const ALL: [Self; 3] = [Self::Chronyd, Self::Sockets, Self::Xdp];
 
-    /// How the report names it.
+    /// How the report names it (NTP's and NTS-NTP's names).
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
@@ -110,14 +196,28 @@ impl ServerKind {
             Self::Xdp => "authtime (AF_XDP)",
         }
     }
+
+    /// How the report names it for `protocol`: the peer of Roughtime is
+    /// roughenough.
+    #[must_use]
+    pub fn name_for(self, protocol: Protocol) -> &'static str {
+        match (self, protocol) {
+            (Self::Chronyd, Protocol::Roughtime) => "roughenough",
+            _ => self.name(),
+        }
+    }
 }
 
 /// What the section measures, and for how long.
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
-    /// Request rates, one step each.
+    /// NTP request rates, one step each.
     pub rates: Vec<f64>,
-    /// Authentication modes measured at each step.
+    /// NTS-NTP request rates.
+    pub nts_rates: Vec<f64>,
+    /// Roughtime request rates.
+    pub roughtime_rates: Vec<f64>,
+    /// Authentication modes (and protocols) measured.
     pub auths: Vec<Auth>,
     /// Sending time per measurement.
     pub step: Duration,
@@ -132,13 +232,16 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// A full run: 10k to 160k requests/s doubling, CMAC and plain, 2 s per
-    /// measurement, 2 rounds (about 3 minutes).
+    /// A full run: NTP at 10k to 160k requests/s doubling, CMAC and plain;
+    /// NTS-NTP at 5k to 80k; Roughtime at 2.5k to 40k; 2 s per measurement,
+    /// 2 rounds (about 5 minutes).
     #[must_use]
     pub fn full() -> Self {
         Self {
             rates: vec![10_000.0, 20_000.0, 40_000.0, 80_000.0, 160_000.0],
-            auths: vec![Auth::Cmac, Auth::Plain],
+            nts_rates: vec![5_000.0, 10_000.0, 20_000.0, 40_000.0, 80_000.0],
+            roughtime_rates: vec![2_500.0, 5_000.0, 10_000.0, 20_000.0, 40_000.0],
+            auths: Auth::ALL.to_vec(),
             step: Duration::from_secs(2),
             rounds: 2,
             drain: Duration::from_millis(300),
@@ -147,12 +250,15 @@ impl Plan {
         }
     }
 
-    /// `--quick`: 10k, 40k and 160k requests/s, 1 s per measurement, one
-    /// round (about 30 seconds).
+    /// `--quick`: NTP at 10k, 40k and 160k requests/s, NTS-NTP at 5k and
+    /// 20k, Roughtime at 2.5k and 10k, 1 s per measurement, one round (about
+    /// a minute).
     #[must_use]
     pub fn quick() -> Self {
         Self {
             rates: vec![10_000.0, 40_000.0, 160_000.0],
+            nts_rates: vec![5_000.0, 20_000.0],
+            roughtime_rates: vec![2_500.0, 10_000.0],
             step: Duration::from_secs(1),
             rounds: 1,
             drain: Duration::from_millis(200),
@@ -162,18 +268,48 @@ impl Plan {
     }
 
     /// The smoke test's: one second of 10k CMAC requests/s per server
-    /// (enough CPU for `/proc`'s 10 ms ticks to show).
+    /// (enough CPU for `/proc`'s 10 ms ticks to show), one second of 2k
+    /// NTS-NTP and of 2k Roughtime requests/s.
     #[must_use]
     pub fn smoke() -> Self {
         Self {
             rates: vec![10_000.0],
-            auths: vec![Auth::Cmac],
+            nts_rates: vec![2_000.0],
+            roughtime_rates: vec![2_000.0],
+            auths: vec![Auth::Cmac, Auth::Nts, Auth::Roughtime],
             step: Duration::from_secs(1),
             rounds: 1,
             drain: Duration::from_millis(200),
             pause: Duration::from_millis(50),
             sockets: 4,
         }
+    }
+
+    /// The rates of `auth`'s steps.
+    #[must_use]
+    pub fn rates_for(&self, auth: Auth) -> &[f64] {
+        match auth.protocol() {
+            Protocol::Ntp => &self.rates,
+            Protocol::Nts => &self.nts_rates,
+            Protocol::Roughtime => &self.roughtime_rates,
+        }
+    }
+
+    /// This plan with only `protocol`'s authentications.
+    #[must_use]
+    pub fn only(&self, protocol: Protocol) -> Self {
+        let mut plan = self.clone();
+        plan.auths.retain(|a| a.protocol() == protocol);
+        plan
+    }
+
+    /// The protocols of `auths`, in the order measured.
+    #[must_use]
+    pub fn protocols(&self) -> Vec<Protocol> {
+        Protocol::ALL
+            .into_iter()
+            .filter(|&p| self.auths.iter().any(|a| a.protocol() == p))
+            .collect()
     }
 }
 
@@ -221,8 +357,12 @@ pub struct Measurement {
     pub rate: f64,
     /// Round, from 0.
     pub round: usize,
-    /// The generator's report.
+    /// The NTP generator's report.
     pub report: Option<LoadReport>,
+    /// The NTS generator's report (NTS-NTP).
+    pub nts: Option<StepReport>,
+    /// The Roughtime generator's report.
+    pub roughtime: Option<PacedReport>,
     /// CPU spent meanwhile.
     pub cpu: Option<StepCpu>,
     /// Why there is no report (or what went wrong).
@@ -236,6 +376,8 @@ pub struct Measurement {
 /// Whether a server could be measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct ServerStatus {
+    /// The protocol it serves here.
+    pub protocol: Protocol,
     /// Which server.
     pub server: ServerKind,
     /// Why it was not measured, if it was not (for AF_XDP, from `authtime
@@ -250,7 +392,7 @@ pub struct Outcome {
     pub plan: Plan,
     /// Every measurement, in the order made.
     pub measurements: Vec<Measurement>,
-    /// Each of the three servers, measured or why not.
+    /// Each of the three servers of each protocol, measured or why not.
     pub servers: Vec<ServerStatus>,
     /// The server-side veth (the AF_XDP server's interface).
     pub interface: Option<String>,
@@ -275,21 +417,29 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// Whether `server` was measured.
+    /// Whether `server` was measured for `protocol`.
     #[must_use]
-    pub fn measured(&self, server: ServerKind) -> bool {
+    pub fn measured(&self, protocol: Protocol, server: ServerKind) -> bool {
         self.servers
             .iter()
-            .any(|s| s.server == server && s.not_available.is_none())
+            .any(|s| s.protocol == protocol && s.server == server && s.not_available.is_none())
     }
 }
 
-/// Runs the section (`--quick` or full).
+/// Runs the section (`--quick` or full), only `protocols` when given
+/// (`--protocols`; default all).
 ///
 /// # Errors
 /// None in practice: what cannot be measured is said in the report.
-pub fn run(quick: bool, progress: &mut Progress<'_>) -> Result<Section, String> {
-    let plan = if quick { Plan::quick() } else { Plan::full() };
+pub fn run(
+    quick: bool,
+    protocols: Option<&[Protocol]>,
+    progress: &mut Progress<'_>,
+) -> Result<Section, String> {
+    let mut plan = if quick { Plan::quick() } else { Plan::full() };
+    if let Some(protocols) = protocols {
+        plan.auths.retain(|a| protocols.contains(&a.protocol()));
+    }
     let outcome = run_plan(plan, progress);
     Ok(crate::section_xdp_report::section(&outcome, quick))
 }
@@ -339,17 +489,6 @@ pub fn run_plan(plan: Plan, progress: &mut Progress<'_>) -> Outcome {
     outcome
 }
 
-/// A server and how to reach it; the AF_XDP one runs only during its own
-/// measurements (`process` is `None` between them).
-struct Server {
-    kind: ServerKind,
-    process: Option<ServerProcess>,
-    target: SocketAddr,
-    /// The configuration `authtime serve` is started with (AF_XDP only).
-    config: Option<std::path::PathBuf>,
-    pinned: bool,
-}
-
 fn measure_in_namespaces(dir: &TempDir, outcome: &mut Outcome, progress: &mut Progress<'_>) {
     let (key, key_file) = match make_key(dir) {
         Ok(k) => k,
@@ -378,35 +517,80 @@ fn measure_in_namespaces(dir: &TempDir, outcome: &mut Outcome, progress: &mut Pr
             "{e}: the AF_XDP server drops requests whose UDP checksum the veth left unfilled."
         )),
     }
-    // Declared after `pair`, so dropped (killed) before the namespaces go.
-    let mut servers = start_servers(&pair, dir, &key_file, outcome);
-    let idle_before = idle_baseline();
-    measure_steps(&pair, &mut servers, &key, outcome, progress);
-    let idle_after = idle_baseline();
+    let material = Material::make(&pair, dir, key_file);
+    let protocols = outcome.plan.protocols();
+    let mut total = measurement_count(&outcome.plan);
+    let mut done = 0;
+    let (mut idle_before, mut idle_after) = (None, None);
+    for (i, &protocol) in protocols.iter().enumerate() {
+        // Declared after `pair`, so dropped (killed) before the namespaces go.
+        let mut servers = start_servers(protocol, &pair, dir, &material, outcome);
+        // The progress count leaves out the servers that did not start.
+        let missing = ServerKind::ALL.len() - servers.len();
+        total -= missing * measurement_count(&outcome.plan.only(protocol)) / ServerKind::ALL.len();
+        if i == 0 {
+            idle_before = idle_baseline();
+        }
+        measure_steps(
+            protocol,
+            &pair,
+            &mut servers,
+            &key,
+            outcome,
+            (&mut done, total),
+            progress,
+        );
+        if i + 1 == protocols.len() {
+            idle_after = idle_baseline();
+        }
+        drop(servers);
+    }
     outcome.idle_busy_before_after = (idle_before, idle_after);
     outcome.idle_busy_per_s = match (idle_before, idle_after) {
         (Some(a), Some(b)) => Some(f64::midpoint(a, b)),
         (a, b) => a.or(b),
     };
-    drop(servers);
     drop(pair);
 }
 
-/// Every step of the plan: each rate, round and authentication, the
-/// servers in turn (the order alternating between rounds).
+/// Measurements the plan asks for with every server running.
+fn measurement_count(plan: &Plan) -> usize {
+    plan.auths
+        .iter()
+        .map(|&a| plan.rates_for(a).len() * plan.rounds * ServerKind::ALL.len())
+        .sum()
+}
+
+/// Every step of `protocol` in the plan: each rate, round and
+/// authentication, the servers in turn (the order alternating between
+/// rounds).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call site, all of it context"
+)]
 fn measure_steps(
+    protocol: Protocol,
     pair: &NetnsPair,
     servers: &mut [Server],
     key: &KeyEntry,
     outcome: &mut Outcome,
+    (done, total): (&mut usize, usize),
     progress: &mut Progress<'_>,
 ) {
     let plan = outcome.plan.clone();
-    let total = plan.rates.len() * plan.rounds * plan.auths.len() * servers.len();
-    let mut done = 0;
-    for &rate in &plan.rates {
+    let auths: Vec<Auth> = plan
+        .auths
+        .iter()
+        .copied()
+        .filter(|a| a.protocol() == protocol)
+        .collect();
+    let rates = auths
+        .first()
+        .map_or(&[][..], |&a| plan.rates_for(a))
+        .to_vec();
+    for rate in rates {
         for round in 0..plan.rounds {
-            for &auth in &plan.auths {
+            for &auth in &auths {
                 let order: Vec<usize> = if round % 2 == 0 {
                     (0..servers.len()).collect()
                 } else {
@@ -417,23 +601,16 @@ fn measure_steps(
                     progress.step(
                         &format!(
                             "xdp: {} at {rate:.0}/s, {}, round {}",
-                            server.kind.name(),
+                            server.kind.name_for(protocol),
                             auth.name(),
                             round + 1
                         ),
-                        done,
+                        *done,
                         total,
                     );
-                    done += 1;
-                    let opts = LoadOptions {
-                        sockets: plan.sockets,
-                        drain: plan.drain,
-                        arrivals: Arrivals::Even,
-                        seed: 1 + round as u64 * 1_000_003 + rate as u64,
-                        ..LoadOptions::new(server.target, rate, plan.step)
-                    };
-                    let key = (auth == Auth::Cmac).then_some(key);
-                    let m = measure(pair, server, &opts, key, auth, round);
+                    *done += 1;
+                    let seed = 1 + round as u64 * 1_000_003 + rate as u64;
+                    let m = measure(pair, server, &plan, (auth, rate, round, seed), key);
                     outcome.measurements.push(m);
                     std::thread::sleep(plan.pause);
                 }
@@ -442,27 +619,18 @@ fn measure_steps(
     }
 }
 
-/// Starts the three servers (the AF_XDP one only to see that it starts),
-/// noting in `outcome` which could not be and why.
+/// Starts the three servers of `protocol` (the AF_XDP one only to see that
+/// it starts), noting in `outcome` which could not be and why.
 fn start_servers(
+    protocol: Protocol,
     pair: &NetnsPair,
     dir: &TempDir,
-    key_file: &Path,
+    material: &Material,
     outcome: &mut Outcome,
 ) -> Vec<Server> {
     let mut servers = Vec::new();
-    for kind in ServerKind::ALL {
-        let started = match kind {
-            ServerKind::Chronyd => match find_chronyd() {
-                None => Err(
-                    "chronyd was not found (PATH, /usr/sbin, /sbin; Debian package `chrony`)"
-                        .to_owned(),
-                ),
-                Some(chronyd) => start_chronyd(pair, dir, &chronyd, key_file, pair.server_addrs[0]),
-            },
-            ServerKind::Sockets => start_authtime(pair, dir, key_file, pair.server_addrs[1]),
-            ServerKind::Xdp => probe_xdp(pair, dir, key_file, pair.server_addrs[2]),
-        };
+    let started = section_xdp_servers::start(protocol, pair, dir, material);
+    for (kind, started) in ServerKind::ALL.into_iter().zip(started) {
         let not_available = match started {
             Ok(server) => {
                 servers.push(server);
@@ -471,6 +639,7 @@ fn start_servers(
             Err(e) => Some(e),
         };
         outcome.servers.push(ServerStatus {
+            protocol,
             server: kind,
             not_available,
         });
@@ -486,28 +655,37 @@ fn idle_baseline() -> Option<f64> {
     Some(b.busy_since(&a, wall) / wall)
 }
 
+/// What one measurement's generator brought back.
+enum Loaded {
+    Ntp(LoadReport),
+    Nts(StepReport),
+    Roughtime(PacedReport),
+}
+
+/// One measurement of `server`: `(auth, rate, round, seed)`.
 fn measure(
     pair: &NetnsPair,
     server: &mut Server,
-    opts: &LoadOptions,
-    key: Option<&KeyEntry>,
-    auth: Auth,
-    round: usize,
+    plan: &Plan,
+    (auth, rate, round, seed): (Auth, f64, usize, u64),
+    key: &KeyEntry,
 ) -> Measurement {
     let mut m = Measurement {
         server: server.kind,
         auth,
-        rate: opts.rate,
+        rate,
         round,
         report: None,
+        nts: None,
+        roughtime: None,
         cpu: None,
         error: None,
         generator_pinned: false,
         server_pinned: false,
     };
     // The AF_XDP server is started for this measurement, stopped after it.
-    if let Some(config) = &server.config {
-        match start_serve(pair, server.kind, config, server.target) {
+    if server.config.is_some() {
+        match section_xdp_servers::start_xdp_for_measurement(pair, server) {
             Ok(s) => {
                 server.pinned = s.pinned;
                 server.process = s.process;
@@ -528,28 +706,108 @@ fn measure(
         return m;
     }
     let pid = process.pid();
-    let before = Snapshot::take(pid);
+    let (target, credentials) = (server.target, server.credentials.clone());
     let result = netns::run_in(&pair.generator, || {
         // The receivers the generator starts inherit this CPU (and namespace).
         let pinned = pin(0, GENERATOR_CPU);
-        (load_ntp::run(opts, key), pinned)
+        let loaded = load(plan, auth, rate, seed, target, &credentials, key, pid);
+        (loaded, pinned)
     });
-    let after = Snapshot::take(pid);
-    m.cpu = after.since(&before);
     match result {
-        Ok((Ok(report), pinned)) => {
-            m.report = Some(report);
+        Ok((Ok((loaded, cpu)), pinned)) => {
+            m.cpu = cpu;
             m.generator_pinned = pinned;
+            match loaded {
+                Loaded::Ntp(r) => m.report = Some(r),
+                Loaded::Nts(r) => m.nts = Some(r),
+                Loaded::Roughtime(r) => m.roughtime = Some(r),
+            }
         }
         Ok((Err(e), _)) | Err(e) => m.error = Some(e),
     }
-    if let Err(e) = process.check_alive() {
+    if let Some(process) = server.process.as_mut()
+        && let Err(e) = process.check_alive()
+    {
         m.error = Some(e);
     }
     if server.config.is_some() {
         server.process = None;
     }
     m
+}
+
+/// Runs the generator of `auth` (in the generator's namespace), the CPU
+/// counters read just before its load and just after: an NTS generator's
+/// key exchanges, made first, are outside.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call site, all of it context"
+)]
+fn load(
+    plan: &Plan,
+    auth: Auth,
+    rate: f64,
+    seed: u64,
+    target: std::net::SocketAddr,
+    credentials: &Credentials,
+    key: &KeyEntry,
+    pid: u32,
+) -> Result<(Loaded, Option<StepCpu>), String> {
+    match (auth, credentials) {
+        (Auth::Cmac | Auth::Plain, _) => {
+            let opts = LoadOptions {
+                sockets: plan.sockets,
+                drain: plan.drain,
+                arrivals: Arrivals::Even,
+                seed,
+                ..LoadOptions::new(target, rate, plan.step)
+            };
+            let key = (auth == Auth::Cmac).then_some(key);
+            let before = Snapshot::take(pid);
+            let report = load_ntp::run(&opts, key);
+            let cpu = Snapshot::take(pid).since(&before);
+            Ok((Loaded::Ntp(report?), cpu))
+        }
+        (Auth::Nts, Credentials::Nts { ca, ke }) => {
+            let opts = NtsLoadOptions {
+                ke_host: ke.ip().to_string(),
+                ke_port: ke.port(),
+                ca: Some(ca.clone()),
+                ntp_target: None,
+                mode: load_nts::Mode::Nts { ntp_per_ke: 0 },
+                rate,
+                duration: plan.step,
+                timeout: plan.drain,
+                connections_max: 64,
+                sockets: plan.sockets,
+                threads: 1,
+                tls_resumption: false,
+                key_exchange: KeyExchangeOffer::X25519Mlkem768,
+            };
+            let mut generator = load_nts::Generator::new(opts)?;
+            generator.prepare()?;
+            let before = Snapshot::take(pid);
+            let report = generator.step(rate, plan.step, false);
+            let cpu = Snapshot::take(pid).since(&before);
+            Ok((Loaded::Nts(report?), cpu))
+        }
+        (Auth::Roughtime, Credentials::Roughtime { public_key }) => {
+            let opts = PacedOptions {
+                target,
+                public_key: *public_key,
+                versions: vec![Version::Rfc1],
+                rate,
+                duration: plan.step,
+                drain: plan.drain,
+                verify_every: ROUGHTIME_VERIFY_EVERY,
+            };
+            let before = Snapshot::take(pid);
+            let report = load_roughtime_paced::run_paced(&opts);
+            let cpu = Snapshot::take(pid).since(&before);
+            Ok((Loaded::Roughtime(report?), cpu))
+        }
+        _ => Err(format!("no credentials for {}", auth.name())),
+    }
 }
 
 /// The CPU counters a measurement is the difference of.
@@ -609,117 +867,32 @@ fn kernel_threads_cpu() -> f64 {
         .sum()
 }
 
-/// The `[ntp]` section shared by both authtime servers: one worker, the
-/// key file, no rate limit, a stratum-1 static clock.
-fn authtime_config(addr: Ipv4Addr, keys: &Path) -> String {
-    format!(
-        "[ntp]\nlisten = [\"{addr}:123\"]\nkeys = \"{}\"\nkey-format = \"chrony\"\nworkers = 1\n\
-         [rate-limit]\nenabled = false\n{CLOCK}",
-        keys.display()
-    )
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Starts `authtime serve --config CONFIG` in the server namespace, waits
-/// until it answers at `target`, and pins it.
-fn start_serve(
-    pair: &NetnsPair,
-    kind: ServerKind,
-    config: &Path,
-    target: SocketAddr,
-) -> Result<Server, String> {
-    let exe = crate::section_nts_server::authtime_exe()?;
-    let mut command = pair.server_command(&exe);
-    command.arg("serve").arg("--config").arg(config);
-    let log = config.with_extension("log");
-    let mut process = spawn_logged(command, log, "authtime serve")?;
-    netns::run_in(&pair.generator, || wait_ready(&mut process, target))??;
-    let pinned = pin_process(process.pid(), SERVER_CPU);
-    Ok(Server {
-        kind,
-        process: Some(process),
-        target,
-        config: None,
-        pinned,
-    })
-}
+    #[test]
+    fn protocols_parse_from_their_tags() {
+        assert_eq!(
+            Protocol::parse_list("nts, roughtime"),
+            Ok(vec![Protocol::Nts, Protocol::Roughtime])
+        );
+        assert!(Protocol::parse_list("ntp,ntp").is_err());
+        assert!(Protocol::parse_list("").is_err());
+        assert!(Protocol::parse_list("ptp").is_err());
+    }
 
-/// authtime on sockets, on `addr`, port 123.
-fn start_authtime(
-    pair: &NetnsPair,
-    dir: &TempDir,
-    keys: &Path,
-    addr: Ipv4Addr,
-) -> Result<Server, String> {
-    let config = dir.path("authtime-sockets.toml");
-    fs::write(&config, authtime_config(addr, keys))
-        .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
-    start_serve(pair, ServerKind::Sockets, &config, (addr, 123).into())
-}
-
-/// authtime on AF_XDP, on `addr`, port 123, the server-side veth in native
-/// mode: started once to see whether this build has the AF_XDP data path
-/// (the daemon's own message when it has not), then stopped until its
-/// measurements.
-fn probe_xdp(
-    pair: &NetnsPair,
-    dir: &TempDir,
-    keys: &Path,
-    addr: Ipv4Addr,
-) -> Result<Server, String> {
-    let config = dir.path("authtime-xdp.toml");
-    fs::write(
-        &config,
-        format!(
-            "{}[xdp]\ninterface = \"{}\"\nattach = \"native\"\n",
-            authtime_config(addr, keys),
-            pair.veth.0
-        ),
-    )
-    .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
-    let target = (addr, 123).into();
-    let probe = start_serve(pair, ServerKind::Xdp, &config, target)?;
-    drop(probe);
-    Ok(Server {
-        kind: ServerKind::Xdp,
-        process: None,
-        target,
-        config: Some(config),
-        pinned: false,
-    })
-}
-
-/// chronyd on `addr`, port 123, as the accuracy section runs it (never
-/// touching the clock, `local stratum 1`, answering everyone) with the key
-/// file, no command socket.
-fn start_chronyd(
-    pair: &NetnsPair,
-    dir: &TempDir,
-    chronyd: &Path,
-    keys: &Path,
-    addr: Ipv4Addr,
-) -> Result<Server, String> {
-    let conf = dir.path("chrony.conf");
-    fs::write(
-        &conf,
-        format!(
-            "bindaddress {addr}\nport 123\nallow\nlocal stratum 1\nkeyfile {}\ncmdport 0\n\
-             bindcmdaddress /\npidfile {}\n",
-            keys.display(),
-            dir.path("chronyd.pid").display()
-        ),
-    )
-    .map_err(|e| format!("cannot write {}: {e}", conf.display()))?;
-    let mut command = pair.server_command(chronyd);
-    command.args(["-x", "-u", "root", "-d", "-f"]).arg(&conf);
-    let mut process = spawn_logged(command, dir.path("chronyd.log"), "chronyd")?;
-    let target = (addr, 123).into();
-    netns::run_in(&pair.generator, || wait_ready(&mut process, target))??;
-    let pinned = pin_process(process.pid(), SERVER_CPU);
-    Ok(Server {
-        kind: ServerKind::Chronyd,
-        process: Some(process),
-        target,
-        config: None,
-        pinned,
-    })
+    #[test]
+    fn every_plan_gives_each_protocol_rates_and_stays_bounded() {
+        for plan in [Plan::full(), Plan::quick(), Plan::smoke()] {
+            for &auth in &plan.auths {
+                assert!(!plan.rates_for(auth).is_empty(), "{auth:?}");
+            }
+            assert_eq!(plan.protocols(), Protocol::ALL.to_vec());
+            // Every measurement's sending is bounded: at most a few minutes
+            // of sending in all.
+            let sending = plan.step * measurement_count(&plan) as u32;
+            assert!(sending <= Duration::from_secs(300), "{sending:?}");
+        }
+    }
 }

@@ -1,12 +1,12 @@
 //! The `xdp` section's report: one table per rate and authentication with
-//! chronyd, authtime on sockets and authtime on AF_XDP side by side (medians
-//! over rounds), the CPU ratios, what the MAC adds, every measurement, and
-//! the method written next to the numbers.
+//! chronyd (roughenough for Roughtime), authtime on sockets and authtime on
+//! AF_XDP side by side (medians over rounds), the CPU ratios, what the MAC
+//! adds, every measurement, and the method written next to the numbers.
 
 use crate::{
     report::{Section, Table},
     section_ntp::fmt_rate,
-    section_xdp::{Auth, Measurement, Outcome, ServerKind},
+    section_xdp::{Auth, Measurement, Outcome, Protocol, ServerKind},
 };
 
 /// Steps with more steal time than this (share of all CPUs) are called
@@ -66,15 +66,20 @@ impl Figures {
     /// `m`'s figures; `None` without a report.
     #[must_use]
     pub fn of(m: &Measurement, outcome: &Outcome) -> Option<Self> {
-        let r = m.report.as_ref()?;
-        let answered = r.received as f64;
+        let Load {
+            answered,
+            offered,
+            answered_rate,
+            loss,
+            offsets,
+            fell_behind,
+        } = Load::of(m)?;
         let per = |s: f64| (answered > 0.0).then(|| 1e6 * s / answered);
         let cpu = m.cpu.as_ref();
-        let offsets = r.accuracy.as_ref().map(|a| a.basic).filter(|o| o.count > 0);
         Some(Self {
-            offered: (r.sent + r.send_errors) as f64 / r.duration_s.max(1e-9),
-            answered: r.received_rate,
-            loss: r.loss,
+            offered,
+            answered: answered_rate,
+            loss,
             server_us: cpu.and_then(|c| per(c.server_user_s + c.server_system_s)),
             server_user_us: cpu.and_then(|c| per(c.server_user_s)),
             server_system_us: cpu.and_then(|c| per(c.server_system_s)),
@@ -96,6 +101,57 @@ impl Figures {
                 let all = c.wall_s * c.machine.cpus as f64;
                 (all > 0.0).then(|| (c.machine.steal_s / all).clamp(0.0, 1.0))
             }),
+            fell_behind,
+        })
+    }
+}
+
+/// What the generator of a measurement counted, whichever it was.
+struct Load {
+    /// Replies counted (time replies, checked NTS replies, Roughtime
+    /// responses).
+    answered: f64,
+    offered: f64,
+    answered_rate: f64,
+    loss: f64,
+    offsets: Option<crate::load_ntp_accuracy::OffsetStats>,
+    fell_behind: bool,
+}
+
+impl Load {
+    fn of(m: &Measurement) -> Option<Self> {
+        if let Some(r) = &m.report {
+            return Some(Self {
+                answered: r.received as f64,
+                offered: (r.sent + r.send_errors) as f64 / r.duration_s.max(1e-9),
+                answered_rate: r.received_rate,
+                loss: r.loss,
+                offsets: r.accuracy.as_ref().map(|a| a.basic).filter(|o| o.count > 0),
+                fell_behind: r.fell_behind,
+            });
+        }
+        if let Some(r) = &m.nts {
+            // Over the longer of the planned and the actual sending time,
+            // as the NTP generator's rates are.
+            let over = r.dispatch_s.max(r.duration_s).max(1e-9);
+            let scheduled = r.scheduled.max(1) as f64;
+            return Some(Self {
+                answered: r.ntp_ok as f64,
+                offered: r.scheduled as f64 / over,
+                answered_rate: r.ntp_ok as f64 / over,
+                loss: (1.0 - r.ntp_ok as f64 / scheduled).clamp(0.0, 1.0),
+                offsets: r.t3_offset.filter(|o| o.count > 0),
+                fell_behind: r.fell_behind,
+            });
+        }
+        let r = m.roughtime.as_ref()?;
+        let over = r.sent_for_s.max(r.duration_s).max(1e-9);
+        Some(Self {
+            answered: r.received as f64,
+            offered: (r.sent + r.send_errors) as f64 / over,
+            answered_rate: r.received_rate,
+            loss: r.loss,
+            offsets: None,
             fell_behind: r.fell_behind,
         })
     }
@@ -158,11 +214,27 @@ pub fn section(outcome: &Outcome, quick: bool) -> Section {
     let mut tables = Vec::new();
     if !outcome.measurements.is_empty() {
         for &auth in &outcome.plan.auths {
-            for &rate in &outcome.plan.rates {
+            for &rate in outcome.plan.rates_for(auth) {
                 tables.push(step_table(outcome, auth, rate));
             }
         }
-        tables.push(ratio_table(outcome));
+        let chronyd: Vec<Auth> = outcome
+            .plan
+            .auths
+            .iter()
+            .copied()
+            .filter(|a| a.protocol() != Protocol::Roughtime)
+            .collect();
+        if !chronyd.is_empty() {
+            tables.push(ratio_table(outcome, &chronyd, Protocol::Ntp));
+        }
+        if outcome.plan.auths.contains(&Auth::Roughtime) {
+            tables.push(ratio_table(
+                outcome,
+                &[Auth::Roughtime],
+                Protocol::Roughtime,
+            ));
+        }
         if outcome.plan.auths.contains(&Auth::Plain) && outcome.plan.auths.contains(&Auth::Cmac) {
             tables.push(mac_table(outcome));
         }
@@ -174,9 +246,9 @@ pub fn section(outcome: &Outcome, quick: bool) -> Section {
                 on sockets vs authtime on AF_XDP (issue 31)"
             .into(),
         seed: "issue 31, part 3: chronyd, authtime on sockets and authtime on AF_XDP side by \
-               side at rising rates, NTP with AES-128-CMAC (and plain NTP): offered and \
-               answered rate, loss, the server's and the whole machine's CPU per answered \
-               request, and how early T3 is"
+               side at rising rates, NTP with AES-128-CMAC (and plain NTP), NTS-NTP, and \
+               Roughtime against roughenough: offered and answered rate, loss, the server's \
+               and the whole machine's CPU per answered request, and how early T3 is"
             .into(),
         method: method(outcome, quick),
         tables,
@@ -186,12 +258,12 @@ pub fn section(outcome: &Outcome, quick: bool) -> Section {
     }
 }
 
-/// The cell of `server` when it was not measured at all.
-fn not_available(outcome: &Outcome, server: ServerKind) -> Option<String> {
+/// The cell of `server` when it was not measured at all for `protocol`.
+fn not_available(outcome: &Outcome, protocol: Protocol, server: ServerKind) -> Option<String> {
     outcome
         .servers
         .iter()
-        .find(|s| s.server == server)
+        .find(|s| s.protocol == protocol && s.server == server)
         .map_or(Some("not started".into()), |s| s.not_available.clone())
 }
 
@@ -207,8 +279,9 @@ fn step_table(outcome: &Outcome, auth: Auth, rate: f64) -> Table {
             "one round".into()
         }
     );
+    let protocol = auth.protocol();
     let mut columns = vec![""];
-    columns.extend(ServerKind::ALL.iter().map(|s| s.name()));
+    columns.extend(ServerKind::ALL.iter().map(|s| s.name_for(protocol)));
     let mut table = Table::new(&title, &columns);
     type Row = (&'static str, fn(&[Figures]) -> String);
     let rows: [Row; 13] = [
@@ -256,6 +329,9 @@ fn step_table(outcome: &Outcome, auth: Auth, rate: f64) -> Table {
             median_of(f, |x| x.unattributed_cpus).map_or("–".into(), |v| format!("{v:.2}"))
         }),
         ("T3 offset mean / median / p99 (µs)", |f| {
+            if f.iter().all(|x| x.t3_mean_us.is_none()) {
+                return "–".into();
+            }
             format!(
                 "{} / {} / {}",
                 opt_us(median_of(f, |x| x.t3_mean_us)),
@@ -281,7 +357,7 @@ fn step_table(outcome: &Outcome, auth: Auth, rate: f64) -> Table {
     for (i, (label, cell)) in rows.iter().enumerate() {
         let mut row = vec![(*label).to_owned()];
         for server in ServerKind::ALL {
-            if let Some(why) = not_available(outcome, server) {
+            if let Some(why) = not_available(outcome, protocol, server) {
                 row.push(if i == 0 {
                     format!("not available: {why}")
                 } else {
@@ -316,7 +392,23 @@ fn step_table(outcome: &Outcome, auth: Auth, rate: f64) -> Table {
                   other tasks' context or on an idle CPU. T3 offset: the generator's kernel \
                   receive time of the reply − its T3 (positive: T3 early). Steal: the worst \
                   round."
-        .into();
+        .to_owned()
+        + match protocol {
+            Protocol::Ntp => "",
+            Protocol::Nts => {
+                " NTS-NTP: answered = replies whose authenticator and unique identifier \
+                 checked out; loss = 1 − those ÷ requests scheduled; the key exchanges that \
+                 got the cookies were made before the measurement and are not in its CPU. \
+                 The NTS generator fell behind (†) when over 5% of its requests left more \
+                 than 5 ms late or its sending overran the step by 5%."
+            }
+            Protocol::Roughtime => {
+                " Roughtime: answered = responses received (every 64th verified against the \
+                 long-term key); no T3 offset: a Roughtime answer is a midpoint rounded to \
+                 the second with a radius, not a timestamp whose microseconds of earliness \
+                 could be measured."
+            }
+        };
     table
 }
 
@@ -330,23 +422,26 @@ fn step_medians(
     ServerKind::ALL.map(|s| median_of(&figures(outcome, s, auth, rate), pick))
 }
 
-fn ratio_table(outcome: &Outcome) -> Table {
-    let mut table = Table::new(
-        "CPU per answered request: ratios chronyd ÷ authtime (sockets) ÷ authtime (AF_XDP)",
-        &[
-            "auth",
-            "rate (req/s)",
-            "whole machine: chronyd ÷ sockets",
-            "whole machine: sockets ÷ AF_XDP",
-            "whole machine: chronyd ÷ AF_XDP",
-            "attributed: chronyd ÷ sockets",
-            "attributed: sockets ÷ AF_XDP",
-            "server process: chronyd ÷ sockets",
-            "server process: sockets ÷ AF_XDP",
-        ],
-    );
-    for &auth in &outcome.plan.auths {
-        for &rate in &outcome.plan.rates {
+/// The ratios of `auths`, whose peer is `peer`'s (chronyd, or roughenough).
+fn ratio_table(outcome: &Outcome, auths: &[Auth], peer: Protocol) -> Table {
+    let p = ServerKind::Chronyd.name_for(peer);
+    let title =
+        format!("CPU per answered request: ratios {p} ÷ authtime (sockets) ÷ authtime (AF_XDP)");
+    let columns = [
+        "auth".to_owned(),
+        "rate (req/s)".to_owned(),
+        format!("whole machine: {p} ÷ sockets"),
+        "whole machine: sockets ÷ AF_XDP".to_owned(),
+        format!("whole machine: {p} ÷ AF_XDP"),
+        format!("attributed: {p} ÷ sockets"),
+        "attributed: sockets ÷ AF_XDP".to_owned(),
+        format!("server process: {p} ÷ sockets"),
+        "server process: sockets ÷ AF_XDP".to_owned(),
+    ];
+    let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut table = Table::new(&title, &columns);
+    for &auth in auths {
+        for &rate in outcome.plan.rates_for(auth) {
             let [c, s, x] = step_medians(outcome, auth, rate, |f| f.machine_us);
             let [ac, as_, ax] = step_medians(outcome, auth, rate, |f| f.attributed_us);
             let [pc, ps, px] = step_medians(outcome, auth, rate, |f| f.server_us);
@@ -461,7 +556,7 @@ fn runs_table(outcome: &Outcome) -> Table {
         let mut row = vec![
             fmt_rate(m.rate),
             m.auth.name().into(),
-            m.server.name().into(),
+            m.server.name_for(m.auth.protocol()).into(),
             (m.round + 1).to_string(),
         ];
         let Some(f) = Figures::of(m, outcome) else {
@@ -485,12 +580,16 @@ fn runs_table(outcome: &Outcome) -> Table {
                 .map_or("–".into(), |v| format!("{v:.2}")),
         );
         row.push(opt_us(f.generator_us));
-        row.push(format!(
-            "{} / {} / {}",
-            opt_us(f.t3_mean_us),
-            opt_us(f.t3_median_us),
-            opt_us(f.t3_p99_us)
-        ));
+        row.push(if f.t3_mean_us.is_none() {
+            "–".into()
+        } else {
+            format!(
+                "{} / {} / {}",
+                opt_us(f.t3_mean_us),
+                opt_us(f.t3_median_us),
+                opt_us(f.t3_p99_us)
+            )
+        });
         row.push(f.steal.map_or("–".into(), |s| format!("{:.1}%", 100.0 * s)));
         let mut notes = Vec::new();
         if f.fell_behind {
@@ -514,7 +613,12 @@ fn runs_table(outcome: &Outcome) -> Table {
 fn method(outcome: &Outcome, quick: bool) -> String {
     let plan = &outcome.plan;
     let rates: Vec<String> = plan.rates.iter().map(|&r| fmt_rate(r)).collect();
-    let auths: Vec<&str> = plan.auths.iter().map(|a| a.name()).collect();
+    let auths: Vec<&str> = plan
+        .auths
+        .iter()
+        .filter(|a| a.protocol() == Protocol::Ntp)
+        .map(|a| a.name())
+        .collect();
     let interface = outcome
         .interface
         .as_deref()
@@ -537,21 +641,53 @@ fn method(outcome: &Outcome, quick: bool) -> String {
     } else {
         ""
     };
+    // Without NTP in the plan, the NTP generator's and servers' parts give
+    // way to the other protocols' (below).
+    let ntp = !auths.is_empty();
+    let generator = if ntp {
+        format!(
+            "the open-loop generator (authtime-lab's load_ntp, {} source sockets, evenly \
+             spaced requests, one logical client per 10 req/s)",
+            plan.sockets
+        )
+    } else {
+        "the protocol's generator (below)".into()
+    };
+    let servers = if ntp {
+        "chronyd (`-x`, `local stratum 1`, `allow`, the key file) and `authtime serve` on \
+         sockets (one worker, rate limit off, stratum-1 static clock, the same chrony-format \
+         AES-128-CMAC key file) run throughout"
+    } else {
+        "the protocol's peer and `authtime serve` on sockets (one worker, rate limit off, \
+         stratum-1 static clock) run for all of its measurements"
+    };
+    let steps = if ntp {
+        format!(
+            "Steps: {} req/s; {}; ",
+            rates.join(", "),
+            auths.join(" and ")
+        )
+    } else {
+        "Steps: each protocol's (below); ".into()
+    };
+    let t3 = if ntp {
+        " T3 offset: kernel receive time of the reply at the generator − the T3 it carries \
+         (one clock; includes the veth crossing, about 0.1-0.3 µs), basic mode (the AF_XDP \
+         path answers basic requests only). Replies are counted, not authenticated."
+    } else {
+        ""
+    };
     format!(
         "Two network namespaces of the section's own joined by a veth pair (the accuracy \
          section's setup): the servers in one, each on its own address, port 123, pinned to \
-         CPU 0; the open-loop generator (authtime-lab's load_ntp, {sockets} source sockets, \
-         evenly spaced requests, one logical client per 10 req/s) in the other, pinned to \
-         CPU 1. chronyd (`-x`, `local stratum 1`, `allow`, the key file) and `authtime \
-         serve` on sockets (one worker, rate limit off, stratum-1 static clock, the same \
-         chrony-format AES-128-CMAC key file) run throughout; `authtime serve` on AF_XDP is \
+         CPU 0; {generator} in the other, pinned to CPU 1. {servers}; `authtime serve` on AF_XDP is \
          the same configuration plus `[xdp] interface = \"{interface}\"`, `attach = \
          \"native\"` (copy mode: veth has no zero-copy), started for each of its \
          measurements and stopped after it, so the others run on a veth with no XDP \
          program. The generator's veth end computes UDP checksums in software (transmit \
          checksum offload {offload}), for every server alike: a veth leaves offloaded \
          checksums unfilled, which the AF_XDP path must drop, while a NIC's peer on a real \
-         link sends them complete. Steps: {rates} req/s; {auths}; {step:.1} s of sending \
+         link sends them complete. {steps}{step:.1} s of sending \
          each, then up to {drain} ms for late replies; {rounds} round(s), the servers' \
          order alternating between rounds, all servers of a step sent the same schedule. \
          CPU: the server process's utime and stime (/proc/PID/stat), the whole machine's \
@@ -567,30 +703,81 @@ fn method(outcome: &Outcome, quick: bool) -> String {
          else runs, so the section watches the machine idle (servers up, no load) for \
          {baseline:.1} s before the measurements and after them (idle baseline: {idle}), \
          and also gives an attributed figure: the server and lab processes and the kernel \
-         threads. T3 offset: kernel receive time of the reply at the generator − the T3 it \
-         carries (one clock; includes the veth crossing, about 0.1-0.3 µs), basic mode \
-         (the AF_XDP path answers basic requests only). Replies are counted, not \
-         authenticated. The machine is shared (steal time is noted), and `/proc`'s 10 ms \
-         ticks make short steps coarse{quick}. This section took {elapsed:.0} s.",
-        sockets = plan.sockets,
-        rates = rates.join(", "),
-        auths = auths.join(" and "),
+         threads.{t3} The machine is shared (steal time is noted), and `/proc`'s 10 ms \
+         ticks make short steps coarse{quick}.{others} This section took {elapsed:.0} s.",
         step = plan.step.as_secs_f64(),
         drain = plan.drain.as_millis(),
         rounds = plan.rounds,
         cpus = outcome.cpus,
         baseline = crate::section_xdp::IDLE_BASELINE.as_secs_f64(),
         elapsed = outcome.elapsed_s,
+        others = other_protocols_method(outcome),
     )
+}
+
+/// The method of NTS-NTP and Roughtime, when the plan has them.
+fn other_protocols_method(outcome: &Outcome) -> String {
+    let plan = &outcome.plan;
+    let rates = |auth| {
+        plan.rates_for(auth)
+            .iter()
+            .map(|&r| fmt_rate(r))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = String::new();
+    if plan.auths.contains(&Auth::Nts) {
+        out.push_str(&format!(
+            " NTS-NTP ({rates} req/s), after NTP, with servers of its own on the same \
+             addresses: chronyd as an NTS server (section `nts`'s configuration: the \
+             certificate and key, `ntsport 4460`; here `local stratum 1`, and its NTS-KE in \
+             the main process, `ntsprocesses 0`), `authtime serve` with `[nts-ke]` on port \
+             4460 (one worker, an embedded master-key store) on sockets, and the same plus \
+             `[xdp]` (the NTS-KE TCP connections pass through the kernel beside the XDP \
+             program). A CA and one leaf for the three addresses come from `authtime nts \
+             cert`. The generator is authtime-lab's load_nts (one thread, {sockets} \
+             sockets, AEAD_AES_SIV_CMAC_256 offered first): before each \
+             measurement it makes 8 NTS-KE sessions over TCP (full TLS 1.3 handshakes), \
+             outside the CPU counters; during it it sends NTS requests with their cookies \
+             (reused while the pool holds fewer than 64, refilled by the replies' new \
+             cookies), checks every reply's authenticator and unique identifier, and takes \
+             T3 offsets as for NTP from the kernel's receive timestamps. Its requests leave \
+             in bursts at the runtime's 1 ms timer ticks, where load_ntp spaces them \
+             evenly: the figures compare the servers at a step, not NTS-NTP with NTP.",
+            rates = rates(Auth::Nts),
+            sockets = plan.sockets,
+        ));
+    }
+    if plan.auths.contains(&Auth::Roughtime) {
+        out.push_str(&format!(
+            " Roughtime ({rates} req/s), last, with servers of its own on the same \
+             addresses, UDP port 2002, one long-term key for all three: roughenough 2.2 \
+             (`roughenough_server -j 1`, one worker) in chronyd's column, `authtime serve` \
+             with `[roughtime]` (one worker, no per-client limit) on sockets, and the same \
+             plus `[xdp]` (ports 123 and 2002 steered). The generator is authtime-lab's \
+             load_roughtime_paced: 1024-byte requests offering the RFC version, evenly \
+             spaced, open loop (sleeping between due requests, not spinning), every 64th \
+             response verified; answered = responses received. No T3 offset: Roughtime \
+             answers with a midpoint rounded to the second and a radius, not a timestamp \
+             whose earliness means anything at this scale.",
+            rates = rates(Auth::Roughtime),
+        ));
+    }
+    out
 }
 
 fn findings(outcome: &Outcome) -> Vec<String> {
     let mut out = outcome.notes.clone();
     for s in &outcome.servers {
         if let Some(why) = &s.not_available {
+            let protocol = if s.protocol == Protocol::Ntp {
+                String::new()
+            } else {
+                format!(" ({})", s.protocol.name())
+            };
             out.push(format!(
-                "{} was not measured: not available: {why}.",
-                s.server.name()
+                "{}{protocol} was not measured: not available: {why}.",
+                s.server.name_for(s.protocol)
             ));
         }
     }
@@ -627,7 +814,8 @@ fn findings(outcome: &Outcome) -> Vec<String> {
         out.extend(ratio_finding(outcome, auth));
     }
     out.extend(mac_finding(outcome));
-    out.extend(t3_finding(outcome));
+    out.extend(t3_finding(outcome, Protocol::Ntp));
+    out.extend(t3_finding(outcome, Protocol::Nts));
     out.push(
         "On veth the whole machine's figure, not the server's, is the comparison: the \
          kernel runs part of a receiver's work in the sender's context, so the server \
@@ -675,10 +863,11 @@ fn findings(outcome: &Outcome) -> Vec<String> {
 
 /// The ratios at the highest step where every measured server kept up.
 fn ratio_finding(outcome: &Outcome, auth: Auth) -> Option<String> {
+    let protocol = auth.protocol();
     let kept_up = |rate: f64| {
         ServerKind::ALL
             .iter()
-            .filter(|&&s| outcome.measured(s))
+            .filter(|&&s| outcome.measured(protocol, s))
             .all(|&s| {
                 let figs = figures(outcome, s, auth, rate);
                 !figs.is_empty() && figs.iter().all(|f| f.loss < KEEPS_UP)
@@ -686,7 +875,7 @@ fn ratio_finding(outcome: &Outcome, auth: Auth) -> Option<String> {
     };
     let Some(rate) = outcome
         .plan
-        .rates
+        .rates_for(auth)
         .iter()
         .copied()
         .filter(|&r| kept_up(r))
@@ -700,8 +889,9 @@ fn ratio_finding(outcome: &Outcome, auth: Auth) -> Option<String> {
     let [c, s, x] = step_medians(outcome, auth, rate, |f| f.machine_us);
     let [ac, as_, ax] = step_medians(outcome, auth, rate, |f| f.attributed_us);
     let mut parts = Vec::new();
+    let peer = ServerKind::Chronyd.name_for(protocol);
     for (name, v, a) in [
-        ("chronyd", c, ac),
+        (peer, c, ac),
         ("authtime on sockets", s, as_),
         ("authtime on AF_XDP", x, ax),
     ] {
@@ -711,13 +901,13 @@ fn ratio_finding(outcome: &Outcome, auth: Auth) -> Option<String> {
     }
     let mut ratios = Vec::new();
     if let Some(r) = ratio(c, s) {
-        ratios.push(format!("chronyd ÷ sockets {r:.2}×"));
+        ratios.push(format!("{peer} ÷ sockets {r:.2}×"));
     }
     if let Some(r) = ratio(s, x) {
         ratios.push(format!("sockets ÷ AF_XDP {r:.2}×"));
     }
     if let Some(r) = ratio(ac, as_) {
-        ratios.push(format!("attributed chronyd ÷ sockets {r:.2}×"));
+        ratios.push(format!("attributed {peer} ÷ sockets {r:.2}×"));
     }
     if let Some(r) = ratio(as_, ax) {
         ratios.push(format!("attributed sockets ÷ AF_XDP {r:.2}×"));
@@ -772,15 +962,15 @@ fn mac_finding(outcome: &Outcome) -> Option<String> {
     })
 }
 
-/// The T3 offset's median per server, over every measurement.
-fn t3_finding(outcome: &Outcome) -> Option<String> {
+/// The T3 offset's median per server, over every measurement of `protocol`.
+fn t3_finding(outcome: &Outcome, protocol: Protocol) -> Option<String> {
     let parts: Vec<String> = ServerKind::ALL
         .iter()
         .filter_map(|&s| {
             let figs: Vec<Figures> = outcome
                 .measurements
                 .iter()
-                .filter(|m| m.server == s)
+                .filter(|m| m.server == s && m.auth.protocol() == protocol)
                 .filter_map(|m| Figures::of(m, outcome))
                 .collect();
             let median = median_of(&figs, |f| f.t3_median_us)?;
@@ -795,8 +985,13 @@ fn t3_finding(outcome: &Outcome) -> Option<String> {
         .collect();
     (!parts.is_empty()).then(|| {
         format!(
-            "How early T3 is (reply's kernel receive time − T3), the median over all \
+            "How early T3 is (reply's kernel receive time − T3){}, the median over all \
              measurements of each one's median: {}.",
+            if protocol == Protocol::Ntp {
+                ""
+            } else {
+                ", NTS-NTP"
+            },
             parts.join(", ")
         )
     })
@@ -846,6 +1041,8 @@ mod tests {
             rate: 10_000.0,
             round: 0,
             report: Some(report(10_000)),
+            nts: None,
+            roughtime: None,
             cpu: Some(StepCpu {
                 wall_s: 1.25,
                 server_user_s: server_s / 2.0,
@@ -878,14 +1075,17 @@ mod tests {
             ],
             servers: vec![
                 ServerStatus {
+                    protocol: Protocol::Ntp,
                     server: ServerKind::Chronyd,
                     not_available: None,
                 },
                 ServerStatus {
+                    protocol: Protocol::Ntp,
                     server: ServerKind::Sockets,
                     not_available: None,
                 },
                 ServerStatus {
+                    protocol: Protocol::Ntp,
                     server: ServerKind::Xdp,
                     not_available: Some(why),
                 },
@@ -958,5 +1158,111 @@ mod tests {
             section.findings
         );
         assert!(section.method.contains("transmit checksum offload off"));
+    }
+
+    /// An NTS-NTP and a Roughtime measurement of authtime on AF_XDP: 1 s of
+    /// 2000 requests, 1900 answered, 0.2 s of server CPU.
+    fn other_protocols() -> Outcome {
+        use crate::{load_nts_stats::Tally, load_roughtime_paced::PacedReport};
+        let mut o = outcome();
+        o.plan.auths = vec![Auth::Nts, Auth::Roughtime];
+        let tally = Tally {
+            ntp_us: vec![50; 1900],
+            t3_offsets_ns: vec![1000, 1200, 1400],
+            ..Tally::default()
+        };
+        let nts = tally.report(
+            crate::load_nts::Mode::Nts { ntp_per_ke: 0 },
+            2000.0,
+            std::time::Duration::from_secs(1),
+            std::time::Duration::from_secs(1),
+            0,
+            std::time::Duration::ZERO,
+            false,
+            0.1,
+            false,
+        );
+        let roughtime = PacedReport {
+            rate: 2000.0,
+            scheduled: 2000,
+            sent: 2000,
+            received: 1900,
+            duration_s: 1.0,
+            sent_for_s: 1.0,
+            loss: 0.05,
+            received_rate: 1900.0,
+            ..PacedReport::default()
+        };
+        let mut m = measurement(ServerKind::Xdp, 0.19, 2.0);
+        m.report = None;
+        o.measurements = vec![
+            Measurement {
+                auth: Auth::Nts,
+                rate: 2000.0,
+                nts: Some(nts),
+                ..m.clone()
+            },
+            Measurement {
+                auth: Auth::Roughtime,
+                rate: 2000.0,
+                roughtime: Some(roughtime),
+                ..m
+            },
+        ];
+        o.servers = [Protocol::Nts, Protocol::Roughtime]
+            .into_iter()
+            .flat_map(|protocol| {
+                ServerKind::ALL.map(|server| ServerStatus {
+                    protocol,
+                    server,
+                    not_available: (server != ServerKind::Xdp).then(|| "not here".into()),
+                })
+            })
+            .collect();
+        o
+    }
+
+    #[test]
+    fn nts_and_roughtime_figures_come_from_their_generators() {
+        let o = other_protocols();
+        let nts = Figures::of(&o.measurements[0], &o).expect("NTS figures");
+        assert!((nts.answered - 1900.0).abs() < 1e-9);
+        assert!((nts.loss - 0.05).abs() < 1e-9);
+        // 0.19 s of server CPU over 1900 checked replies: 100 µs each.
+        assert!((nts.server_us.expect("server") - 100.0).abs() < 1e-9);
+        assert!((nts.t3_median_us.expect("T3") - 1.2).abs() < 1e-9);
+        let rt = Figures::of(&o.measurements[1], &o).expect("Roughtime figures");
+        assert!((rt.answered - 1900.0).abs() < 1e-9);
+        assert!((rt.offered - 2000.0).abs() < 1e-9);
+        assert_eq!(rt.t3_median_us, None);
+
+        let section = section(&o, true);
+        // NTS and Roughtime step tables, the ratios of each, every measurement.
+        assert_eq!(section.tables.len(), 5, "{:?}", section.tables);
+        let rt_table = &section.tables[1];
+        assert!(rt_table.title.starts_with("Roughtime"));
+        assert_eq!(rt_table.columns[1], "roughenough");
+        assert_eq!(rt_table.rows[0][1], "not available: not here");
+        let t3 = rt_table
+            .rows
+            .iter()
+            .find(|r| r[0].starts_with("T3"))
+            .expect("T3 row");
+        assert_eq!(t3[3], "–");
+        assert!(section.tables[3].columns[2].contains("roughenough ÷ sockets"));
+        assert!(section.method.contains("NTS-KE"));
+        assert!(
+            !section.method.contains("CMAC key file"),
+            "{}",
+            section.method
+        );
+        assert!(
+            section
+                .findings
+                .iter()
+                .any(|f| f.starts_with("roughenough (Roughtime) was not measured")),
+            "{:?}",
+            section.findings
+        );
     }
 }

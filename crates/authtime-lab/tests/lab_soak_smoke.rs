@@ -22,6 +22,7 @@ fn the_soak_short_mode_ends_with_a_pass_verdict() {
         only: Some(authtime_lab::SectionId::Soak),
         out: out.clone(),
         duration: None,
+        xdp_protocols: None,
     };
     let sections = {
         let mut progress = authtime_lab::Progress::new(|l: &str| eprintln!("{l}"));

@@ -94,6 +94,10 @@ pub struct RunArgs {
     /// (150 s with --quick). Only the soak section uses it.
     #[arg(long, value_name = "TIME")]
     pub duration: Option<String>,
+    /// The protocols the xdp section measures, comma-separated: ntp, nts, roughtime (default:
+    /// all). Only the xdp section uses it.
+    #[arg(long, value_name = "LIST")]
+    pub protocols: Option<String>,
 }
 
 /// `authtime-lab bench ...`.

@@ -26,6 +26,12 @@ pub fn run(args: &RunArgs, streams: &mut Streams<'_>) -> anyhow::Result<()> {
             .map(parse_duration)
             .transpose()
             .map_err(|e| anyhow!("--duration: {e}"))?,
+        xdp_protocols: args
+            .protocols
+            .as_deref()
+            .map(authtime_lab::section_xdp::Protocol::parse_list)
+            .transpose()
+            .map_err(|e| anyhow!("--protocols: {e}"))?,
     };
     let sections = {
         let stderr = &mut *streams.stderr;

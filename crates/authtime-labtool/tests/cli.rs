@@ -83,6 +83,10 @@ fn bad_usage_and_bad_input_exit_2_with_one_line() {
             &["run", "--only", "nope", "--out", &dir][..],
             "authtime-lab: unknown lab section `nope`",
         ),
+        (
+            &["run", "--only", "xdp", "--protocols", "ptp", "--out", &dir],
+            "authtime-lab: --protocols: `ptp`: not a protocol (ntp, nts, roughtime)",
+        ),
         (&["bench", "mac", "--size", "0"], "authtime-lab: --size 0:"),
         (&["bench", "mac", "--alg", "md4"], "authtime-lab: --alg:"),
         (
