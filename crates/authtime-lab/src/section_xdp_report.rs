@@ -672,8 +672,11 @@ fn method(outcome: &Outcome, quick: bool) -> String {
     };
     let t3 = if ntp {
         " T3 offset: kernel receive time of the reply at the generator − the T3 it carries \
-         (one clock; includes the veth crossing, about 0.1-0.3 µs), basic mode (the AF_XDP \
-         path answers basic requests only). Replies are counted, not authenticated."
+         (one clock; includes the veth crossing, about 0.1-0.3 µs), basic mode; every \
+         authtime adds the send-path delay it measures from the kernel's transmit times \
+         (the error queue on sockets, the completion ring on AF_XDP, where veth stamps the \
+         frame as the peer's IP layer takes it: docs/xdp.md). Replies are counted, not \
+         authenticated."
     } else {
         ""
     };
