@@ -586,7 +586,7 @@ fn malformed_frames_are_counted_not_answered(pair: &Pair, serve: &Serve) {
     assert_eq!(metric(&after, OURS), metric(&before, OURS));
     // The same injection, well-formed, is answered from the frame path.
     run_in(&pair.client, || {
-        inject(&pair.client_if, &[good.clone()]);
+        inject(&pair.client_if, std::slice::from_ref(&good));
         let mut buf = [0u8; 128];
         let (n, peer) = client
             .recv_from(&mut buf)
