@@ -84,6 +84,9 @@ pub enum Auth {
     Cmac,
     /// NTP without a MAC.
     Plain,
+    /// NTP with AES-128-CMAC in interleaved mode (RFC 9769, as chrony's
+    /// client asks: each request names the previous reply).
+    Interleaved,
     /// NTS-protected NTP (RFC 8915; the generator offers
     /// AEAD_AES_SIV_CMAC_256 first).
     Nts,
@@ -92,8 +95,14 @@ pub enum Auth {
 }
 
 impl Auth {
-    /// All four, in the order of the report.
-    pub const ALL: [Self; 4] = [Self::Cmac, Self::Plain, Self::Nts, Self::Roughtime];
+    /// All five, in the order of the report.
+    pub const ALL: [Self; 5] = [
+        Self::Cmac,
+        Self::Plain,
+        Self::Interleaved,
+        Self::Nts,
+        Self::Roughtime,
+    ];
 
     /// How the report names it.
     #[must_use]
@@ -101,6 +110,7 @@ impl Auth {
         match self {
             Self::Cmac => "AES-128-CMAC",
             Self::Plain => "plain NTP",
+            Self::Interleaved => "AES-128-CMAC interleaved",
             Self::Nts => "NTS-NTP",
             Self::Roughtime => "Roughtime",
         }
@@ -110,7 +120,7 @@ impl Auth {
     #[must_use]
     pub fn protocol(self) -> Protocol {
         match self {
-            Self::Cmac | Self::Plain => Protocol::Ntp,
+            Self::Cmac | Self::Plain | Self::Interleaved => Protocol::Ntp,
             Self::Nts => Protocol::Nts,
             Self::Roughtime => Protocol::Roughtime,
         }
@@ -276,7 +286,7 @@ impl Plan {
             rates: vec![10_000.0],
             nts_rates: vec![2_000.0],
             roughtime_rates: vec![2_000.0],
-            auths: vec![Auth::Cmac, Auth::Nts, Auth::Roughtime],
+            auths: vec![Auth::Cmac, Auth::Interleaved, Auth::Nts, Auth::Roughtime],
             step: Duration::from_secs(1),
             rounds: 1,
             drain: Duration::from_millis(200),
@@ -754,15 +764,16 @@ fn load(
     pid: u32,
 ) -> Result<(Loaded, Option<StepCpu>), String> {
     match (auth, credentials) {
-        (Auth::Cmac | Auth::Plain, _) => {
+        (Auth::Cmac | Auth::Plain | Auth::Interleaved, _) => {
             let opts = LoadOptions {
                 sockets: plan.sockets,
                 drain: plan.drain,
                 arrivals: Arrivals::Even,
                 seed,
+                interleaved: auth == Auth::Interleaved,
                 ..LoadOptions::new(target, rate, plan.step)
             };
-            let key = (auth == Auth::Cmac).then_some(key);
+            let key = (auth != Auth::Plain).then_some(key);
             let before = Snapshot::take(pid);
             let report = load_ntp::run(&opts, key);
             let cpu = Snapshot::take(pid).since(&before);

@@ -126,7 +126,19 @@ impl Load {
                 offered: (r.sent + r.send_errors) as f64 / r.duration_s.max(1e-9),
                 answered_rate: r.received_rate,
                 loss: r.loss,
-                offsets: r.accuracy.as_ref().map(|a| a.basic).filter(|o| o.count > 0),
+                // Interleaved replies: the previous reply's receive time −
+                // this T3 (that reply's transmit time).
+                offsets: r
+                    .accuracy
+                    .as_ref()
+                    .map(|a| {
+                        if m.auth == Auth::Interleaved {
+                            a.interleaved
+                        } else {
+                            a.basic
+                        }
+                    })
+                    .filter(|o| o.count > 0),
                 fell_behind: r.fell_behind,
             });
         }
@@ -672,7 +684,10 @@ fn method(outcome: &Outcome, quick: bool) -> String {
     };
     let t3 = if ntp {
         " T3 offset: kernel receive time of the reply at the generator − the T3 it carries \
-         (one clock; includes the veth crossing, about 0.1-0.3 µs), basic mode; every \
+         (one clock; includes the veth crossing, about 0.1-0.3 µs) in basic mode; in the \
+         interleaved rows (RFC 9769 requests, as chrony's client sends them, with the CMAC \
+         key) the previous reply's kernel receive time − this reply's T3, which is that \
+         reply's transmit time as the server learnt it. Every \
          authtime adds the send-path delay it measures from the kernel's transmit times \
          (the error queue on sockets, the completion ring on AF_XDP, where veth stamps the \
          frame as the peer's IP layer takes it: docs/xdp.md). Replies are counted, not \
@@ -817,8 +832,14 @@ fn findings(outcome: &Outcome) -> Vec<String> {
         out.extend(ratio_finding(outcome, auth));
     }
     out.extend(mac_finding(outcome));
-    out.extend(t3_finding(outcome, Protocol::Ntp));
-    out.extend(t3_finding(outcome, Protocol::Nts));
+    out.extend(t3_finding(outcome, &[Auth::Cmac, Auth::Plain], ""));
+    out.extend(t3_finding(
+        outcome,
+        &[Auth::Interleaved],
+        ", interleaved replies (the previous reply's kernel receive time − the T3 this one \
+         carries, which is that reply's transmit time)",
+    ));
+    out.extend(t3_finding(outcome, &[Auth::Nts], ", NTS-NTP"));
     out.push(
         "On veth the whole machine's figure, not the server's, is the comparison: the \
          kernel runs part of a receiver's work in the sender's context, so the server \
@@ -965,15 +986,16 @@ fn mac_finding(outcome: &Outcome) -> Option<String> {
     })
 }
 
-/// The T3 offset's median per server, over every measurement of `protocol`.
-fn t3_finding(outcome: &Outcome, protocol: Protocol) -> Option<String> {
+/// The T3 offset's median per server, over every measurement of `auths`
+/// (`what` names them, after the finding's first words).
+fn t3_finding(outcome: &Outcome, auths: &[Auth], what: &str) -> Option<String> {
     let parts: Vec<String> = ServerKind::ALL
         .iter()
         .filter_map(|&s| {
             let figs: Vec<Figures> = outcome
                 .measurements
                 .iter()
-                .filter(|m| m.server == s && m.auth.protocol() == protocol)
+                .filter(|m| m.server == s && auths.contains(&m.auth))
                 .filter_map(|m| Figures::of(m, outcome))
                 .collect();
             let median = median_of(&figs, |f| f.t3_median_us)?;
@@ -988,13 +1010,8 @@ fn t3_finding(outcome: &Outcome, protocol: Protocol) -> Option<String> {
         .collect();
     (!parts.is_empty()).then(|| {
         format!(
-            "How early T3 is (reply's kernel receive time − T3){}, the median over all \
+            "How early T3 is (reply's kernel receive time − T3){what}, the median over all \
              measurements of each one's median: {}.",
-            if protocol == Protocol::Ntp {
-                ""
-            } else {
-                ", NTS-NTP"
-            },
             parts.join(", ")
         )
     })

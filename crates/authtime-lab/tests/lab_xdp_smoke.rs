@@ -92,10 +92,12 @@ fn the_xdp_section_measures_every_server_or_says_why_and_cleans_up() {
     }
     assert!(outcome.idle_busy_per_s.is_some_and(|b| b >= 0.0));
 
-    // One measurement per measured server and protocol.
-    let measured = Protocol::ALL
+    // One measurement per measured server and authentication.
+    let measured = outcome
+        .plan
+        .auths
         .iter()
-        .flat_map(|&p| ServerKind::ALL.map(|k| (p, k)))
+        .flat_map(|&a| ServerKind::ALL.map(|k| (a.protocol(), k)))
         .filter(|&(p, k)| outcome.measured(p, k))
         .count();
     assert_eq!(outcome.measurements.len(), measured, "{outcome:?}");
@@ -124,6 +126,27 @@ fn the_xdp_section_measures_every_server_or_says_why_and_cleans_up() {
         let p99 = f.t3_p99_us.expect("p99");
         assert!(mean.abs() < 50_000.0 && median.abs() < 50_000.0, "{m:?}");
         assert!(p99 >= median, "{m:?}");
+    }
+
+    // Interleaved NTP: after each client's first two requests every reply
+    // is interleaved, from every server (chronyd, and authtime on sockets
+    // and on AF_XDP, whose transmit times come from the completion ring),
+    // and the offsets are the interleaved replies'.
+    let interleaved: Vec<_> = outcome
+        .measurements
+        .iter()
+        .filter(|m| m.auth == Auth::Interleaved)
+        .collect();
+    assert!(!interleaved.is_empty(), "{outcome:?}");
+    for m in interleaved {
+        assert!(m.error.is_none(), "{m:?}");
+        let r = m.report.as_ref().unwrap_or_else(|| panic!("{m:?}"));
+        assert!(r.interleaved, "{m:?}");
+        let a = r.accuracy.as_ref().expect("accuracy");
+        assert!(a.interleaved_share_after_warmup > 0.95, "{m:?}");
+        let f = Figures::of(m, &outcome).expect("figures");
+        let median = f.t3_median_us.expect("interleaved offsets");
+        assert!((median - a.interleaved.median_us).abs() < 1e-9, "{m:?}");
     }
 
     // NTS-NTP and Roughtime: every measurement answered, each server's
@@ -166,15 +189,17 @@ fn the_xdp_section_measures_every_server_or_says_why_and_cleans_up() {
     }
 
     // The report: one table per step (three columns side by side: CMAC,
-    // NTS-NTP, Roughtime), the ratios (chronyd's, roughenough's), every
-    // measurement; the method says what it measured.
+    // CMAC interleaved, NTS-NTP, Roughtime), the ratios (chronyd's,
+    // roughenough's), every measurement; the method says what it measured.
     let section = authtime_lab::section_xdp_report::section(&outcome, true);
     assert_eq!(section.id, "xdp");
-    assert_eq!(section.tables.len(), 6, "{:?}", section.tables);
-    for (table, auth) in section.tables[..3]
-        .iter()
-        .zip(["AES-128-CMAC", "NTS-NTP", "Roughtime"])
-    {
+    assert_eq!(section.tables.len(), 7, "{:?}", section.tables);
+    for (table, auth) in section.tables[..4].iter().zip([
+        "AES-128-CMAC,",
+        "AES-128-CMAC interleaved,",
+        "NTS-NTP",
+        "Roughtime",
+    ]) {
         assert!(table.title.starts_with(auth), "{}", table.title);
         let answered = table
             .rows
@@ -186,7 +211,7 @@ fn the_xdp_section_measures_every_server_or_says_why_and_cleans_up() {
             assert!(xdp_answered > 0.0, "{table:?}");
         }
     }
-    assert!(section.tables[2].columns[1] == "roughenough");
+    assert!(section.tables[3].columns[1] == "roughenough");
     let step = &section.tables[0];
     assert_eq!(step.columns.len(), 4);
     assert!(step.columns[3].contains("AF_XDP"));
@@ -199,7 +224,8 @@ fn the_xdp_section_measures_every_server_or_says_why_and_cleans_up() {
             .any(|r| r[0].contains("whole machine") && r[2] != "–"),
         "{step:?}"
     );
-    assert_eq!(section.tables[5].rows.len(), outcome.measurements.len());
+    assert_eq!(section.tables[6].rows.len(), outcome.measurements.len());
+    assert!(section.method.contains("interleaved rows"));
     assert!(section.method.contains("NTS-KE"));
     assert!(section.method.contains("roughenough"));
     assert!(section.method.contains("veth"));
