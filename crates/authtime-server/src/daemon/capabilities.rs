@@ -117,23 +117,12 @@ pub(crate) fn drop_xdp_setup() -> Result<Vec<&'static str>, String> {
 /// Every thread of the process whose permitted, effective or ambient set
 /// has a capability of `mask`, as `task TID: CapEff ...`.
 fn threads_holding(mask: u64) -> Result<Vec<String>, String> {
-    let tasks = std::fs::read_dir("/proc/self/task")
-        .map_err(|e| format!("cannot read /proc/self/task: {e}"))?;
-    let mut held = Vec::new();
-    for task in tasks.flatten() {
-        let status = match std::fs::read_to_string(task.path().join("status")) {
-            Ok(text) => text,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(format!("cannot read {}: {e}", task.path().display())),
-        };
-        for (key, value) in sets_holding(&status, mask) {
-            held.push(format!(
-                "task {}: {key} {value}",
-                task.file_name().to_string_lossy()
-            ));
-        }
-    }
-    Ok(held)
+    super::privileges::threads_showing(|status| {
+        sets_holding(status, mask)
+            .into_iter()
+            .map(|(key, value)| format!("{key} {value}"))
+            .collect()
+    })
 }
 
 /// The capability sets of a `/proc/*/status` text that have a bit of

@@ -433,6 +433,12 @@ fn set_identity(uid: u32, gid: u32) -> Result<(), String> {
 /// Every capability or root id still held by a thread of this process, as
 /// `task TID: CapEff ...`.
 fn held_privileges() -> Result<Vec<String>, String> {
+    threads_showing(privileges_in_status)
+}
+
+/// What `find` sees in the `/proc/self/task/*/status` of every thread of
+/// this process, each as `task TID: WHAT`.
+pub(super) fn threads_showing(find: impl Fn(&str) -> Vec<String>) -> Result<Vec<String>, String> {
     let tasks = std::fs::read_dir("/proc/self/task")
         .map_err(|e| format!("cannot read /proc/self/task: {e}"))?;
     let mut held = Vec::new();
@@ -443,7 +449,7 @@ fn held_privileges() -> Result<Vec<String>, String> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(e) => return Err(format!("cannot read {}: {e}", task.path().display())),
         };
-        for what in privileges_in_status(&status) {
+        for what in find(&status) {
             held.push(format!(
                 "task {}: {what}",
                 task.file_name().to_string_lossy()

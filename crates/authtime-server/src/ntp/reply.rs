@@ -324,10 +324,7 @@ impl ReplyPath {
         let delay = &mut self.delay;
         let result = self.stamps.drain(socket, |stamp| {
             read += 1;
-            if let Some((t2, error)) = super::tx_stamps::process(stamp, table, &mut counters.served)
-            {
-                delay.record(t2, error);
-            }
+            take_stamp(delay, stamp, table, counters);
         });
         if let Err(e) = result {
             tracing::debug!(error = %e, "reading transmit timestamps failed");
@@ -345,9 +342,7 @@ impl ReplyPath {
         table: Option<&SharedTimestamps>,
         counters: &mut WorkerCounters,
     ) {
-        if let Some((t2, error)) = super::tx_stamps::process(stamp, table, &mut counters.served) {
-            self.delay.record(t2, error);
-        }
+        take_stamp(&mut self.delay, stamp, table, counters);
     }
 
     /// `read` transmit timestamps came back in this pass: when none ever
@@ -371,6 +366,20 @@ impl ReplyPath {
                  after sending them? See docs/xdp.md)"
             );
         }
+    }
+}
+
+/// One transmit timestamp, however it came back: into interleaved mode's
+/// table and the served-time counters, and its error into the send-path
+/// delay.
+fn take_stamp(
+    delay: &mut SendPathDelay,
+    stamp: &TxStamp<'_>,
+    table: Option<&SharedTimestamps>,
+    counters: &mut WorkerCounters,
+) {
+    if let Some((t2, error)) = super::tx_stamps::process(stamp, table, &mut counters.served) {
+        delay.record(t2, error);
     }
 }
 
